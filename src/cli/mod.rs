@@ -1,0 +1,72 @@
+//! The `lnk` command line: reads the words, calls the module that does the work, and turns its
+//! answer into output and an exit code. No policy is decided here.
+//!
+//! Exit codes follow timeout(1), so a harness can tell the helper's failures from the program's:
+//! see [`exit`].
+
+pub mod args;
+mod sandbox;
+
+use std::process::ExitCode;
+
+use args::UsageError;
+
+/// The helper's exit codes. A program's own exit code passes through unchanged when it ran.
+pub mod exit {
+    /// The sandbox file is invalid (`check`, `flags`, `commands`).
+    pub const INVALID: u8 = 1;
+    /// The command line is wrong: an unknown flag, a missing value.
+    pub const USAGE: u8 = 2;
+    /// The call timed out.
+    pub const TIMED_OUT: u8 = 124;
+    /// The helper itself failed, or the kernel cannot give a guarantee the sandbox needs.
+    pub const HELPER_FAILED: u8 = 125;
+    /// The program is not allowed by the sandbox file.
+    pub const REFUSED: u8 = 126;
+    /// The program is not on the system PATH.
+    pub const NOT_FOUND: u8 = 127;
+}
+
+const USAGE: &str = "\
+lnk: a sandbox helper for AI-agent harnesses
+
+Usage:
+  lnk sandbox check FILE                 validate a sandbox file
+  lnk sandbox flags [FILE] [--tool run|file]
+                                         the flags of `lnk sandbox run` the file makes
+  lnk sandbox commands [FILE] [--json]   the programs the file offers on this computer
+  lnk sandbox status [--json]            what this kernel can enforce
+
+Without FILE, Link's embedded default sandbox file is used.
+Exit codes: 0 ok, 1 invalid sandbox file, 2 usage error, 125 helper failed,
+126 refused, 127 not found, 124 timed out.
+";
+
+/// Runs `lnk` with `args` (without the program name).
+pub fn main(args: &[String]) -> ExitCode {
+    let result = match args.first().map(String::as_str) {
+        Some("sandbox") => sandbox::main(&args[1..]),
+        Some("--help" | "-h" | "help") => {
+            print!("{USAGE}");
+            Ok(0)
+        }
+        Some("--version" | "-V") => {
+            println!("lnk {}", env!("CARGO_PKG_VERSION"));
+            Ok(0)
+        }
+        Some(other) => Err(UsageError(format!("unknown command `{}`", other.escape_debug()))),
+        None => Err(UsageError("a command is needed".into())),
+    };
+    finish(result, "lnk", USAGE)
+}
+
+/// Turns a command's result into an exit code, printing a usage error with `usage`.
+pub fn finish(result: Result<u8, UsageError>, program: &str, usage: &str) -> ExitCode {
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(UsageError(why)) => {
+            eprintln!("{program}: {why}\n\n{usage}");
+            ExitCode::from(exit::USAGE)
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! lnk: a tiny, setuid-free sandbox helper for AI-agent harnesses.
+//!
+//! The harness calls `lnk` for every sandbox launch. It reads the agent's sandbox file, makes a
+//! Landlock + seccomp sandbox from it, runs one program in it and owns that program's whole
+//! process tree. `lnk-link-run` runs background commands under supervisors of their own.
+//!
+//! One module per concern, each saying in its own documentation what it guarantees and what it
+//! trusts:
+//!
+//! | module | concern |
+//! |---|---|
+//! | [`sandbox_file`] | the sandbox file: parsing, validation, defaults |
+//! | [`diagnostic`] | compiler-style errors for it |
+//! | [`paths`] | lexical path handling shared by everything: `~`, `..`, teams, beneath |
+//! | [`program_path`] | finding a program on the system PATH, never the caller's |
+//! | [`flags`] | the flags of `lnk sandbox run`, made from a sandbox file |
+//! | [`kernel`] | what this kernel can enforce, probed |
+//! | [`sys`] | the raw system calls no safe wrapper covers (all the kernel-facing `unsafe`) |
+//! | [`json`] | the JSON the harness reads |
+//! | [`cli`] | the command lines, a thin layer over the above |
+
+pub mod cli;
+pub mod diagnostic;
+pub mod flags;
+pub mod json;
+pub mod kernel;
+pub mod paths;
+pub mod program_path;
+pub mod sandbox_file;
+pub mod sys;
