@@ -45,7 +45,7 @@ Exit codes: 0 ok, 1 invalid sandbox file, 2 usage error, 125 helper failed,
 /// Runs `lnk` with `args` (without the program name).
 pub fn main(args: &[String]) -> ExitCode {
     let result = match args.first().map(String::as_str) {
-        Some("sandbox") => sandbox::main(&args[1..]),
+        Some("sandbox") => return finish(sandbox::main(&args[1..]), "lnk", sandbox::USAGE),
         Some("--help" | "-h" | "help") => {
             print!("{USAGE}");
             Ok(0)

@@ -12,7 +12,7 @@ use crate::paths;
 use crate::program_path;
 use crate::sandbox_file::{self, Commands, EMBEDDED_DEFAULT_NAME, SandboxFile, Tool};
 
-const USAGE: &str = "\
+pub const USAGE: &str = "\
 Usage:
   lnk sandbox check FILE
       Validate FILE. Exit 0 if it is valid, 1 with every problem otherwise.
@@ -37,10 +37,11 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
         Some("flags") => flags(rest),
         Some("commands") => commands(rest),
         Some("status") => status(rest),
-        Some("--help" | "-h" | "help") | None => {
+        Some("--help" | "-h" | "help") => {
             print!("{USAGE}");
-            Ok(if verb.is_none() { exit::USAGE } else { 0 })
+            Ok(0)
         }
+        None => Err(UsageError("a sandbox command is needed".into())),
         Some(other) => Err(UsageError(format!("unknown sandbox command `{}`", other.escape_debug()))),
     }
 }

@@ -1,0 +1,42 @@
+//! The fuzz targets' corpus, kept in the repository, replayed in the ordinary test suite: the
+//! parser and path handling never panic on any of it, whether or not a fuzzer runs.
+
+use std::path::Path;
+
+use lnk::paths::{AgentPath, GrantPath, RelativePath};
+use lnk::sandbox_file::SandboxFile;
+
+fn each_input(target: &str, mut f: impl FnMut(&str)) -> usize {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus").join(target);
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        f(&String::from_utf8_lossy(&bytes));
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn the_sandbox_file_corpus_parses_without_panicking() {
+    let n = each_input("sandbox_file", |text| match SandboxFile::parse(text) {
+        Ok(_) => {}
+        Err(d) => {
+            assert!(!d.is_empty());
+            let _ = lnk::diagnostic::render_all(&d, "corpus.toml", text);
+        }
+    });
+    assert!(n >= 5, "the seed corpus is in the repository");
+}
+
+#[test]
+fn the_paths_corpus_stays_beneath_its_roots() {
+    let n = each_input("paths", |text| {
+        if let Ok(rel) = RelativePath::parse(text) {
+            assert!(rel.under(Path::new("/r")).starts_with("/r"));
+        }
+        let _ = AgentPath::parse(text);
+        let _ = GrantPath::parse(text);
+    });
+    assert!(n >= 5);
+}
