@@ -79,6 +79,20 @@ impl KernelSupport {
         }
     }
 
+    /// The probe a launch needs (Landlock and seccomp), without the costlier ones (a fork for
+    /// user namespaces), which a launch does not use.
+    pub fn probe_for_launch() -> KernelSupport {
+        let skipped = || Err("not probed for a launch".to_owned());
+        KernelSupport {
+            landlock: sys::landlock_abi().map_err(describe),
+            seccomp: sys::seccomp_action_available(sys::SECCOMP_RET_KILL_PROCESS).map_err(describe),
+            seccomp_notify: skipped(),
+            user_namespaces: skipped(),
+            pidfd: skipped(),
+            openat2: skipped(),
+        }
+    }
+
     /// Whether Landlock offers at least `abi`.
     pub fn landlock_at_least(&self, abi: u32) -> bool {
         matches!(self.landlock, Ok(v) if v >= abi)

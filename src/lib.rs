@@ -15,6 +15,11 @@
 //! | [`program_path`] | finding a program on the system PATH, never the caller's |
 //! | [`flags`] | the flags of `lnk sandbox run`, made from a sandbox file |
 //! | [`kernel`] | what this kernel can enforce, probed |
+//! | [`sandbox`] | the sandbox itself: Landlock ruleset and seccomp filters |
+//! | [`lifetime`] | the process lifetime: keeper, process group, killing, reaping |
+//! | [`output`] | the output capture: start and end of each stream, bounded |
+//! | [`private_tmp`] | each call's own temporary folder |
+//! | [`run`], [`report`] | `lnk sandbox run`, and how a call ended |
 //! | [`sys`] | the raw system calls no safe wrapper covers (all the kernel-facing `unsafe`) |
 //! | [`json`] | the JSON the harness reads |
 //! | [`cli`] | the command lines, a thin layer over the above |
@@ -24,7 +29,13 @@ pub mod diagnostic;
 pub mod flags;
 pub mod json;
 pub mod kernel;
+pub mod lifetime;
+pub mod output;
 pub mod paths;
+pub mod private_tmp;
 pub mod program_path;
+pub mod report;
+pub mod run;
+pub mod sandbox;
 pub mod sandbox_file;
 pub mod sys;

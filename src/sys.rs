@@ -68,3 +68,181 @@ pub fn can_create_user_namespace() -> Result<(), io::Error> {
         _ => Err(io::Error::other("the probe child was killed")),
     }
 }
+
+/// The two sides of a `fork`.
+pub enum Forked {
+    Child,
+    Parent(rustix::process::Pid),
+}
+
+/// Forks the calling process.
+///
+/// # Safety
+///
+/// The caller must be single-threaded (lnk forks before it starts any thread), so the child
+/// inherits no lock held by another thread and may allocate; the child must end in
+/// [`exit_now`] or `execve`, never by returning into the caller's stack frames.
+pub unsafe fn fork() -> Result<Forked, io::Error> {
+    // SAFETY: the caller guarantees the conditions above.
+    let pid = unsafe { libc::fork() };
+    match pid {
+        -1 => Err(io::Error::last_os_error()),
+        0 => Ok(Forked::Child),
+        // SAFETY: fork returned a positive pid.
+        pid => Ok(Forked::Parent(unsafe { rustix::process::Pid::from_raw_unchecked(pid) })),
+    }
+}
+
+/// Ends the calling process at once, without running destructors or `atexit` handlers (which
+/// belong to the parent in a forked child).
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit takes an int and does not return.
+    unsafe { libc::_exit(code) }
+}
+
+/// Makes `fd` the descriptor number `target` (0, 1 or 2), without close-on-exec.
+pub fn dup_to(fd: std::os::fd::BorrowedFd<'_>, target: i32) -> Result<(), io::Error> {
+    use std::os::fd::AsRawFd as _;
+    let raw = fd.as_raw_fd();
+    // SAFETY: dup2 and fcntl take descriptor numbers; `fd` is open for the duration of the call.
+    let ok = unsafe {
+        if raw == target {
+            libc::fcntl(raw, libc::F_SETFD, 0) == 0
+        } else {
+            libc::dup2(raw, target) == target
+        }
+    };
+    if ok { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
+/// Marks every descriptor from `first` up close-on-exec, so only 0, 1 and 2 cross `execve`.
+/// Falls back to closing through `/proc/self/fd` where `close_range` is missing (before 5.11).
+pub fn cloexec_from(first: u32) -> Result<(), io::Error> {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range takes two descriptor numbers and flags; it touches no memory.
+    let ret = unsafe { libc::syscall(libc::SYS_close_range, first, libc::c_uint::MAX, CLOSE_RANGE_CLOEXEC) };
+    if ret == 0 {
+        return Ok(());
+    }
+    let entries = std::fs::read_dir("/proc/self/fd")?;
+    for entry in entries.flatten() {
+        if let Some(fd) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) {
+            if fd >= first as i32 {
+                // SAFETY: setting FD_CLOEXEC on a descriptor number; an already closed one fails
+                // harmlessly (the directory's own descriptor among them).
+                unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every signal back to its default action and an empty signal mask, as a program expects to
+/// start (Rust ignores SIGPIPE, and the helper blocks the signals it reads through signalfd).
+pub fn reset_signals() {
+    for sig in 1..libc::SIGRTMAX() {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+            continue;
+        }
+        // SAFETY: SIG_DFL is a valid disposition for every catchable signal; errors for numbers
+        // the C library reserves are ignored.
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+    }
+    set_signal_mask(&[], libc::SIG_SETMASK);
+}
+
+fn set_signal_mask(signals: &[i32], how: libc::c_int) {
+    // SAFETY: the sigset is a zeroed local initialised by sigemptyset before use.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in signals {
+            libc::sigaddset(&mut set, *s);
+        }
+        libc::pthread_sigmask(how, &set, std::ptr::null_mut());
+    }
+}
+
+/// Blocks `signals` and returns a signalfd that reads them, so the helper's poll loop sees a stop
+/// request as one more readable descriptor instead of through an asynchronous handler.
+pub fn signalfd_for(signals: &[i32]) -> Result<std::os::fd::OwnedFd, io::Error> {
+    use std::os::fd::FromRawFd as _;
+    set_signal_mask(signals, libc::SIG_BLOCK);
+    // SAFETY: as in set_signal_mask; signalfd returns a new descriptor that we own.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in signals {
+            libc::sigaddset(&mut set, *s);
+        }
+        let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(std::os::fd::OwnedFd::from_raw_fd(fd))
+    }
+}
+
+/// Reads one signal number from a signalfd, if one is pending.
+pub fn read_signal(fd: std::os::fd::BorrowedFd<'_>) -> Option<i32> {
+    // SAFETY: signalfd_siginfo is plain data; zeroed is a valid value.
+    let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+    // SAFETY: reads into a live local of the size the kernel writes.
+    let buf = unsafe {
+        std::slice::from_raw_parts_mut(
+            (&mut info as *mut libc::signalfd_siginfo).cast::<u8>(),
+            size_of_val(&info),
+        )
+    };
+    match rustix::io::read(fd, buf) {
+        Ok(n) if n == size_of_val(&info) => Some(info.ssi_signo as i32),
+        _ => None,
+    }
+}
+
+extern "C" fn kill_own_group(_: libc::c_int) {
+    // SAFETY: kill is async-signal-safe; 0 names the caller's own process group.
+    unsafe { libc::kill(0, libc::SIGKILL) };
+}
+
+/// For the keeper: when `signal` arrives (its parent-death signal), kill the whole process group,
+/// the keeper included.
+pub fn kill_group_on(signal: i32) -> Result<(), io::Error> {
+    // SAFETY: installs an async-signal-safe handler with a zeroed, then filled, sigaction.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = kill_own_group as *const () as libc::sighandler_t;
+        libc::sigemptyset(&mut action.sa_mask);
+        if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    set_signal_mask(&[signal], libc::SIG_UNBLOCK);
+    Ok(())
+}
+
+/// `execve` with argument and environment arrays prepared before the fork (NULL-terminated).
+/// Returns only on failure.
+pub fn execve(
+    path: &std::ffi::CStr,
+    argv: &[*const libc::c_char],
+    envp: &[*const libc::c_char],
+) -> io::Error {
+    debug_assert!(argv.last().is_some_and(|p| p.is_null()) && envp.last().is_some_and(|p| p.is_null()));
+    // SAFETY: the arrays are NULL-terminated and point at CStrings that outlive the call.
+    unsafe { libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr()) };
+    io::Error::last_os_error()
+}
+
+/// Makes sure descriptors 0, 1 and 2 are open (on /dev/null if not), so a pipe created later can
+/// never land on one of them and be clobbered when the child's standard streams are set up.
+pub fn ensure_standard_fds() {
+    for fd in 0..3 {
+        // SAFETY: F_GETFD only queries the descriptor number.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+            // SAFETY: opens /dev/null; the lowest free number is `fd`, which is what we want, so
+            // the descriptor is deliberately not wrapped in an owner that would close it.
+            unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
+        }
+    }
+}

@@ -5,6 +5,7 @@
 //! see [`exit`].
 
 pub mod args;
+mod run;
 mod sandbox;
 
 use std::process::ExitCode;
@@ -31,6 +32,8 @@ const USAGE: &str = "\
 lnk: a sandbox helper for AI-agent harnesses
 
 Usage:
+  lnk sandbox run [FLAGS | --file FILE] -- PROGRAM [ARG]...
+                                         run a program in a sandbox
   lnk sandbox check FILE                 validate a sandbox file
   lnk sandbox flags [FILE] [--tool run|file]
                                          the flags of `lnk sandbox run` the file makes
@@ -45,6 +48,9 @@ Exit codes: 0 ok, 1 invalid sandbox file, 2 usage error, 125 helper failed,
 /// Runs `lnk` with `args` (without the program name).
 pub fn main(args: &[String]) -> ExitCode {
     let result = match args.first().map(String::as_str) {
+        Some("sandbox") if args.get(1).map(String::as_str) == Some("run") => {
+            return finish(run::main(&args[2..]), "lnk", run::USAGE);
+        }
         Some("sandbox") => return finish(sandbox::main(&args[1..]), "lnk", sandbox::USAGE),
         Some("--help" | "-h" | "help") => {
             print!("{USAGE}");

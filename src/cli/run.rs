@@ -1,0 +1,183 @@
+//! `lnk sandbox run`: reads the command line into a [`RunRequest`], runs it, prints the report.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::args::UsageError;
+use super::exit;
+use crate::flags::{SandboxFlags, is_sandbox_flag};
+use crate::paths;
+use crate::run::{RunRequest, run};
+use crate::sandbox_file::{self, SandboxFile, Tool};
+
+pub const USAGE: &str = "\
+Usage:
+  lnk sandbox run [SANDBOX FLAGS | --file FILE] [OPTIONS] -- PROGRAM [ARG]...
+
+Runs PROGRAM (a name, looked up on the system PATH) in a sandbox made from FILE, from the
+sandbox flags (see `lnk sandbox flags`), or from the embedded default when neither is given.
+
+Options:
+  --file FILE            the sandbox file
+  --tool run|file        the tool the sandbox serves (default run)
+  --report json|text     one JSON object on standard output, or the program's output as it
+                         was kept and a summary for a person (default text)
+  --stdin                pass the caller's standard input (default /dev/null)
+  --env NAME=VALUE       set a variable in the program's clean environment (repeated);
+                         --env NAME passes the caller's value
+  --agent-dir DIR        the agent's records folder: no write grant may cover it (repeated)
+
+Exit codes: the program's own, 128+N killed by signal N, 124 timed out, 125 the helper
+failed or the kernel cannot enforce the sandbox, 126 refused, 127 not found.
+";
+
+enum ReportFormat {
+    Json,
+    Text,
+}
+
+pub fn main(args: &[String]) -> Result<u8, UsageError> {
+    let split = args.iter().position(|a| a == "--");
+    let (options, command) = match split {
+        Some(i) => (&args[..i], &args[i + 1..]),
+        None => (args, &[][..]),
+    };
+    if options.iter().any(|a| a == "--help" || a == "-h") {
+        print!("{USAGE}");
+        return Ok(0);
+    }
+    let Some((program, program_args)) = command.split_first() else {
+        return Err(UsageError("a program is needed after `--`".into()));
+    };
+
+    let mut file: Option<String> = None;
+    let mut tool: Option<String> = None;
+    let mut report = ReportFormat::Text;
+    let mut pass_stdin = false;
+    let mut extra_env = Vec::new();
+    let mut protected = Vec::new();
+    let mut sandbox_flags = Vec::new();
+    let mut it = options.iter();
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().cloned().ok_or_else(|| UsageError(format!("`{flag}` needs a value")));
+        match flag.as_str() {
+            "--file" => file = Some(value()?),
+            "--tool" => tool = Some(value()?),
+            "--report" => {
+                report = match value()?.as_str() {
+                    "json" => ReportFormat::Json,
+                    "text" => ReportFormat::Text,
+                    other => {
+                        return Err(UsageError(format!(
+                            "`--report {}`: use json or text",
+                            other.escape_debug()
+                        )));
+                    }
+                }
+            }
+            "--stdin" => pass_stdin = true,
+            "--env" => extra_env.push(env_entry(&value()?)?),
+            "--agent-dir" => protected.push(absolute(&value()?)?),
+            f if is_sandbox_flag(f) => {
+                sandbox_flags.push(f.to_owned());
+                if f != "--any-command" {
+                    sandbox_flags.push(value()?);
+                }
+            }
+            other => {
+                let known: Vec<&str> = crate::flags::FLAG_NAMES
+                    .iter()
+                    .copied()
+                    .chain(["--file", "--report", "--stdin", "--env", "--agent-dir"])
+                    .collect();
+                let hint =
+                    crate::diagnostic::nearest(other, &known).map(|n| format!("; did you mean `{n}`?"));
+                return Err(UsageError(format!(
+                    "unknown flag `{}`{}",
+                    other.escape_debug(),
+                    hint.unwrap_or_default()
+                )));
+            }
+        }
+    }
+    let tool = match tool.as_deref() {
+        None | Some("run") => Tool::Run,
+        Some("file") => Tool::File,
+        Some(other) => {
+            return Err(UsageError(format!("`--tool {}`: the tool is run or file", other.escape_debug())));
+        }
+    };
+    let home = match paths::home_dir() {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("lnk: {e}");
+            return Ok(exit::HELPER_FAILED);
+        }
+    };
+    let flags = match (file, sandbox_flags.is_empty()) {
+        (Some(_), false) => return Err(UsageError("give either --file or sandbox flags, not both".into())),
+        (Some(file), true) => match sandbox_file::load(Path::new(&file)) {
+            Ok(f) => SandboxFlags::from_file(&f, tool, &home),
+            Err(e) => {
+                eprint!("{}", e.render(&file));
+                return Ok(exit::HELPER_FAILED);
+            }
+        },
+        (None, true) => SandboxFlags::from_file(&SandboxFile::embedded_default(), tool, &home),
+        (None, false) => {
+            sandbox_flags.splice(0..0, ["--tool".to_owned(), tool.name().to_owned()]);
+            SandboxFlags::from_args(&sandbox_flags).map_err(|e| UsageError(e.0))?
+        }
+    };
+
+    let req = RunRequest {
+        flags,
+        program: program.clone(),
+        args: program_args.to_vec(),
+        extra_env,
+        pass_stdin,
+        protected,
+        home,
+    };
+    let result = run(&req);
+    // The harness may have closed its end; a failed write must not turn into a panic.
+    match report {
+        ReportFormat::Json => {
+            let _ = writeln!(std::io::stdout(), "{}", result.to_json());
+        }
+        ReportFormat::Text => {
+            let _ = std::io::stdout().write_all(result.stdout.text.as_bytes());
+            let _ = std::io::stderr().write_all(result.stderr.text.as_bytes());
+            if let Some(summary) = result.summary() {
+                let _ = std::io::stderr().write_all(summary.as_bytes());
+            }
+        }
+    }
+    Ok(result.outcome.exit_code())
+}
+
+fn env_entry(value: &str) -> Result<String, UsageError> {
+    let (name, val) = match value.split_once('=') {
+        Some((n, v)) => (n, Some(v.to_owned())),
+        None => (value, None),
+    };
+    let valid =
+        !name.is_empty() && !name.contains('\0') && !name.bytes().next().is_some_and(|b| b.is_ascii_digit());
+    if !valid || val.as_deref().is_some_and(|v| v.contains('\0')) {
+        return Err(UsageError(format!("`--env {}`: give NAME=VALUE or NAME", value.escape_debug())));
+    }
+    let val = match val {
+        Some(v) => v,
+        None => std::env::var(name)
+            .map_err(|_| UsageError(format!("`--env {name}`: the caller has no such variable")))?,
+    };
+    Ok(format!("{name}={val}"))
+}
+
+fn absolute(value: &str) -> Result<PathBuf, UsageError> {
+    let p = PathBuf::from(value);
+    if !p.is_absolute() {
+        return Err(UsageError(format!("`{}`: give an absolute path", value.escape_debug())));
+    }
+    Ok(std::fs::canonicalize(&p).unwrap_or(p))
+}

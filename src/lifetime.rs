@@ -1,0 +1,364 @@
+//! The process lifetime: starting the program in a process group of its own, and making sure
+//! nothing it started outlives the call.
+//!
+//! Three processes take part:
+//!
+//! ```text
+//! helper (lnk, child subreaper)
+//!  └─ keeper          new session and process group N; child subreaper; never sandboxed
+//!      └─ program     sandboxed (Landlock + seccomp), in group N, cannot setsid or setpgid
+//!          └─ …       everything it starts stays in group N
+//! ```
+//!
+//! Why a keeper. The group's number N is the keeper's pid, so N stays the group's for as long
+//! as the keeper lives, and the keeper lives until the helper reaps it. The helper therefore
+//! signals `-N` only while the keeper is unreaped, and a group number can never have been reused
+//! when it does. The program cannot signal the keeper (Landlock's signal scope: the keeper is
+//! outside the sandbox's domain) and cannot leave group N (seccomp refuses `setsid` and
+//! `setpgid`), so `kill(-N, SIGKILL)` ends every process the program started, daemonized or not.
+//!
+//! The keeper's job is small: reap what is reparented to it; when the program exits, write its
+//! wait status to the helper and kill the group (itself included); and if the helper dies,
+//! however it dies (SIGKILL included), kill the group. The last uses the parent-death signal,
+//! which is delivered when the helper's thread exits; the race where the helper dies before the
+//! signal is set is closed by checking the parent's pid afterwards.
+
+use std::ffi::{CString, c_char};
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags};
+use rustix::process::{Pid, Signal, WaitOptions, WaitStatus};
+
+use crate::sandbox::Sandbox;
+use crate::sys::{self, Forked};
+
+/// How long the helper keeps reading the output after the group was killed. Killed processes
+/// close their pipes at once; this bound only matters if something unexpected holds one.
+pub const DRAIN_AFTER_KILL: Duration = Duration::from_secs(2);
+
+/// The program's path, arguments and environment, made before the fork so the child only
+/// makes system calls.
+pub struct ProgramImage {
+    path: CString,
+    _strings: Vec<CString>,
+    argv: Vec<*const c_char>,
+    envp: Vec<*const c_char>,
+}
+
+impl ProgramImage {
+    /// `argv[0]` is the name the caller gave; `env` is `NAME=value` strings.
+    pub fn new(path: &std::path::Path, argv: &[String], env: &[String]) -> Result<ProgramImage, String> {
+        use std::os::unix::ffi::OsStrExt as _;
+        let cstring = |s: &[u8]| {
+            CString::new(s).map_err(|_| "an argument or environment value contains a NUL byte".to_owned())
+        };
+        let path = cstring(path.as_os_str().as_bytes())?;
+        let mut strings = Vec::new();
+        for a in argv.iter().chain(env) {
+            strings.push(cstring(a.as_bytes())?);
+        }
+        let ptrs: Vec<*const c_char> = strings.iter().map(|s| s.as_ptr()).collect();
+        let mut argv_ptrs = ptrs[..argv.len()].to_vec();
+        argv_ptrs.push(std::ptr::null());
+        let mut envp_ptrs = ptrs[argv.len()..].to_vec();
+        envp_ptrs.push(std::ptr::null());
+        Ok(ProgramImage { path, _strings: strings, argv: argv_ptrs, envp: envp_ptrs })
+    }
+}
+
+/// The program's standard streams.
+pub struct Stdio {
+    pub stdin: OwnedFd,
+    pub stdout: OwnedFd,
+    pub stderr: OwnedFd,
+}
+
+/// A started program's group, owned by the helper.
+pub struct Group {
+    /// The keeper's pid, which is also the group's number.
+    keeper: Pid,
+    /// The keeper writes the program's wait status here.
+    status: OwnedFd,
+    /// The program's child writes here if setting up the sandbox or `execve` fails.
+    failure: OwnedFd,
+    reaped: bool,
+}
+
+/// How the program started, or why it could not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartFailure {
+    /// Entering the sandbox failed (the kernel refused a Landlock or seccomp call).
+    Sandbox(String),
+    /// `execve` failed with this errno.
+    Exec(i32),
+}
+
+/// Starts the keeper, which starts the program in the sandbox.
+///
+/// Must be called while the helper is single-threaded.
+pub fn start(sandbox: &mut Sandbox, image: &ProgramImage, stdio: Stdio) -> Result<Group, String> {
+    let pipe = || rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| format!("pipe: {e}"));
+    let (status_r, status_w) = pipe()?;
+    let (failure_r, failure_w) = pipe()?;
+    let helper = rustix::process::getpid();
+    // SAFETY: the helper is single-threaded here (documented contract of this function), and
+    // the child ends in `keeper_main`, which never returns.
+    match unsafe { sys::fork() }.map_err(|e| format!("fork: {e}"))? {
+        Forked::Child => {
+            drop(status_r);
+            drop(failure_r);
+            keeper_main(helper, sandbox, image, stdio, status_w, failure_w)
+        }
+        Forked::Parent(keeper) => Ok(Group { keeper, status: status_r, failure: failure_r, reaped: false }),
+    }
+}
+
+fn keeper_main(
+    helper: Pid,
+    sandbox: &mut Sandbox,
+    image: &ProgramImage,
+    stdio: Stdio,
+    status: OwnedFd,
+    failure: OwnedFd,
+) -> ! {
+    let die = |_| -> ! {
+        let _ = rustix::process::kill_current_process_group(Signal::KILL);
+        sys::exit_now(125)
+    };
+    rustix::process::setsid().unwrap_or_else(|e| die(e));
+    rustix::process::set_child_subreaper(Some(rustix::process::getpid())).unwrap_or_else(|e| die(e));
+    sys::kill_group_on(libc::SIGTERM)
+        .unwrap_or_else(|e| die(rustix::io::Errno::from_io_error(&e).unwrap_or(rustix::io::Errno::INVAL)));
+    rustix::process::set_parent_process_death_signal(Some(Signal::TERM)).unwrap_or_else(|e| die(e));
+    if rustix::process::getppid() != Some(helper) {
+        // The helper died before the death signal was set: nothing will tell us later.
+        die(rustix::io::Errno::SRCH);
+    }
+    // SAFETY: the keeper is single-threaded (a fork of the single-threaded helper); the child
+    // ends in `program_main`, which never returns.
+    let program = match unsafe { sys::fork() } {
+        Ok(Forked::Child) => {
+            drop(status);
+            program_main(sandbox, image, stdio, failure)
+        }
+        Ok(Forked::Parent(pid)) => pid,
+        Err(_) => die(rustix::io::Errno::AGAIN),
+    };
+    drop(stdio);
+    drop(failure);
+    loop {
+        match rustix::process::wait(WaitOptions::empty()) {
+            Ok(Some((pid, wait_status))) if pid == program => {
+                let _ = rustix::io::write(&status, &encode_exit(wait_status));
+                // The program is over: so is everything it started, the keeper included.
+                let _ = rustix::process::kill_current_process_group(Signal::KILL);
+            }
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => {
+                let _ = rustix::process::kill_current_process_group(Signal::KILL);
+                sys::exit_now(125);
+            }
+        }
+    }
+}
+
+fn program_main(sandbox: &mut Sandbox, image: &ProgramImage, stdio: Stdio, failure: OwnedFd) -> ! {
+    let fail = |stage: u8, detail: &[u8]| -> ! {
+        let mut message = vec![stage];
+        message.extend_from_slice(detail);
+        let _ = rustix::io::write(&failure, &message);
+        sys::exit_now(if stage == b'X' { 126 } else { 125 })
+    };
+    sys::reset_signals();
+    for (fd, target) in [(&stdio.stdin, 0), (&stdio.stdout, 1), (&stdio.stderr, 2)] {
+        if sys::dup_to(fd.as_fd(), target).is_err() {
+            fail(b'S', b"cannot set up the standard streams");
+        }
+    }
+    if sys::cloexec_from(3).is_err() {
+        fail(b'S', b"cannot mark descriptors close-on-exec");
+    }
+    if let Err(why) = sandbox.enter() {
+        fail(b'S', why.as_bytes());
+    }
+    let err = sys::execve(&image.path, &image.argv, &image.envp);
+    let errno = err.raw_os_error().unwrap_or(0);
+    fail(b'X', &errno.to_ne_bytes())
+}
+
+/// The keeper's report of the program's end: a tag (0 exited, 1 killed by a signal) and the
+/// code or signal, 8 bytes in one `write` (atomic on a pipe).
+fn encode_exit(status: WaitStatus) -> [u8; 8] {
+    let (tag, value) = match (status.exit_status(), status.terminating_signal()) {
+        (Some(code), _) => (0i32, code),
+        (_, Some(sig)) => (1, sig),
+        _ => (2, 0),
+    };
+    let mut out = [0u8; 8];
+    out[..4].copy_from_slice(&tag.to_ne_bytes());
+    out[4..].copy_from_slice(&value.to_ne_bytes());
+    out
+}
+
+fn decode_exit(raw: [u8; 8]) -> Option<Exit> {
+    let tag = i32::from_ne_bytes([raw[0], raw[1], raw[2], raw[3]]);
+    let value = i32::from_ne_bytes([raw[4], raw[5], raw[6], raw[7]]);
+    match tag {
+        0 => Some(Exit::Code(value)),
+        1 => Some(Exit::Signal(value)),
+        _ => None,
+    }
+}
+
+/// An output pipe and what to do with each chunk read from it; the descriptor becomes `None` at
+/// end of file.
+pub type OutputSink<'a> = (Option<OwnedFd>, &'a mut dyn FnMut(&[u8]));
+
+/// How the program ended, as the keeper saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+}
+
+/// What happened while the helper waited.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waited {
+    /// The program's end, if the keeper reported it.
+    pub exit: Option<Exit>,
+    pub timed_out: bool,
+    /// The signal that told the helper to stop, if one did.
+    pub stopped_by: Option<i32>,
+    pub start_failure: Option<StartFailure>,
+}
+
+impl Group {
+    pub fn id(&self) -> Pid {
+        self.keeper
+    }
+
+    /// Kills every process of the group. Sound only while the keeper is unreaped, which the type
+    /// guarantees: `reap` consumes the group.
+    fn kill(&self) {
+        debug_assert!(!self.reaped);
+        let _ = rustix::process::kill_process_group(self.keeper, Signal::KILL);
+    }
+
+    /// Waits for the program, reading its output as it comes, until it ends, `deadline` passes,
+    /// or a signal arrives on `stop_signals`. Then kills the group, drains the output (bounded),
+    /// and reaps the keeper and anything reparented to the helper.
+    pub fn wait(
+        mut self,
+        mut outputs: [OutputSink<'_>; 2],
+        deadline: Instant,
+        stop_signals: &OwnedFd,
+    ) -> Waited {
+        let mut waited = Waited { exit: None, timed_out: false, stopped_by: None, start_failure: None };
+        let mut drain_until: Option<Instant> = None;
+        let mut status_open = true;
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let outputs_open = outputs.iter().any(|(fd, _)| fd.is_some());
+            if !outputs_open && !status_open {
+                break;
+            }
+            let now = Instant::now();
+            let until = drain_until.unwrap_or(deadline);
+            if now >= until {
+                if drain_until.is_some() {
+                    break;
+                }
+                waited.timed_out = true;
+                self.kill();
+                drain_until = Some(now + DRAIN_AFTER_KILL);
+                continue;
+            }
+            let mut fds = Vec::with_capacity(4);
+            let mut roles = Vec::with_capacity(4);
+            for (i, (fd, _)) in outputs.iter().enumerate() {
+                if let Some(fd) = fd {
+                    fds.push(PollFd::new(fd, PollFlags::IN));
+                    roles.push(i);
+                }
+            }
+            if status_open {
+                fds.push(PollFd::new(&self.status, PollFlags::IN));
+                roles.push(2);
+            }
+            fds.push(PollFd::new(stop_signals, PollFlags::IN));
+            roles.push(3);
+            let timeout = rustix::event::Timespec::try_from(until - now).ok();
+            match rustix::event::poll(&mut fds, timeout.as_ref()) {
+                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                Err(_) => {
+                    self.kill();
+                    break;
+                }
+            }
+            let ready: Vec<usize> = fds
+                .iter()
+                .zip(&roles)
+                .filter(|(fd, _)| !fd.revents().is_empty())
+                .map(|(_, role)| *role)
+                .collect();
+            drop(fds);
+            for role in ready {
+                match role {
+                    0 | 1 => {
+                        let (fd, sink) = &mut outputs[role];
+                        let n = fd.as_ref().map_or(0, |fd| rustix::io::read(fd, &mut buf).unwrap_or(0));
+                        if n == 0 {
+                            *fd = None;
+                        } else {
+                            sink(&buf[..n]);
+                        }
+                    }
+                    2 => {
+                        let mut raw = [0u8; 8];
+                        if let Ok(8) = rustix::io::read(&self.status, &mut raw) {
+                            waited.exit = decode_exit(raw);
+                        }
+                        // Reported, or the keeper is gone without a word: either way the group
+                        // ends now (the keeper's own kill may not have happened).
+                        status_open = false;
+                        self.kill();
+                        drain_until.get_or_insert(Instant::now() + DRAIN_AFTER_KILL);
+                    }
+                    _ => {
+                        if let Some(sig) = sys::read_signal(stop_signals.as_fd()) {
+                            waited.stopped_by.get_or_insert(sig);
+                            self.kill();
+                            drain_until.get_or_insert(Instant::now() + DRAIN_AFTER_KILL);
+                        }
+                    }
+                }
+            }
+        }
+        waited.start_failure = self.start_failure();
+        self.reap();
+        waited
+    }
+
+    fn start_failure(&self) -> Option<StartFailure> {
+        let mut buf = [0u8; 256];
+        let n = rustix::io::read(&self.failure, &mut buf).unwrap_or(0);
+        match buf[..n] {
+            [] => None,
+            [b'X', a, b, c, d, ..] => Some(StartFailure::Exec(i32::from_ne_bytes([a, b, c, d]))),
+            [_, ref detail @ ..] => Some(StartFailure::Sandbox(String::from_utf8_lossy(detail).into_owned())),
+        }
+    }
+
+    /// Signals the group one last time (the keeper is still unreaped, so the number is still the
+    /// group's), then reaps the keeper and every process reparented to the helper.
+    fn reap(&mut self) {
+        self.kill();
+        let _ = rustix::process::waitpid(Some(self.keeper), WaitOptions::empty());
+        self.reaped = true;
+        // Anything else that is our child was reparented to the helper (a child subreaper) when
+        // the keeper died; it was in group N and is dying of the kill above.
+        while let Ok(Some(_)) = rustix::process::wait(WaitOptions::empty()) {}
+    }
+}

@@ -1,0 +1,154 @@
+//! Each call's own temporary folder.
+//!
+//! Without a mount namespace (lnk needs none) a call cannot have a different `/tmp`, so it gets
+//! a fresh folder of its own, `TMPDIR` points at it, and Landlock grants it (and nothing else
+//! under `/tmp`). It lives in `$TMPDIR/lnk-<uid>/` (the harness's `TMPDIR`, else `/tmp`), a
+//! folder that must belong to the caller and be private (mode 0700), so no other user can plant
+//! or read anything there.
+//!
+//! The helper holds an exclusive `flock` on the call's folder for the call's life. The folder is
+//! removed when the call ends, and if the helper is killed before it can remove it, the next call
+//! finds the lock free and removes it: a free lock always means its call is over. Removal never
+//! follows a symlink the program planted (`std::fs::remove_dir_all` works through descriptors).
+
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{FlockOperation, Mode, OFlags};
+use rustix::io::Errno;
+
+pub struct PrivateTmp {
+    path: PathBuf,
+    // Held for the call's life: the lock that tells a later sweep this folder is in use.
+    _lock: Option<OwnedFd>,
+}
+
+impl PrivateTmp {
+    /// Creates a fresh, locked folder, after removing any left by calls that died.
+    pub fn create() -> Result<PrivateTmp, String> {
+        let uid = rustix::process::getuid().as_raw();
+        let base = std::env::temp_dir().join(format!("lnk-{uid}"));
+        let base_fd = open_private_base(&base, uid)?;
+        sweep_stale(&base, &base_fd);
+        let pid = rustix::process::getpid().as_raw_nonzero();
+        for attempt in 0u32..100 {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            let name = format!("call-{pid}-{nanos:x}-{attempt}");
+            match rustix::fs::mkdirat(&base_fd, name.as_str(), Mode::from_raw_mode(0o700)) {
+                Ok(()) => {}
+                Err(Errno::EXIST) => continue,
+                Err(e) => {
+                    return Err(format!("cannot create the call's tmp folder in {}: {e}", base.display()));
+                }
+            }
+            let dir = rustix::fs::openat(
+                &base_fd,
+                name.as_str(),
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|e| format!("cannot open the call's tmp folder: {e}"))?;
+            rustix::fs::flock(&dir, FlockOperation::NonBlockingLockExclusive)
+                .map_err(|e| format!("cannot lock the call's tmp folder: {e}"))?;
+            return Ok(PrivateTmp { path: base.join(name), _lock: Some(dir) });
+        }
+        Err(format!("cannot find a free name for the call's tmp folder in {}", base.display()))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Lets the lock go but leaves the folder, as a killed helper would.
+    #[cfg(test)]
+    fn abandon(mut self) -> PathBuf {
+        self._lock = None;
+        let path = self.path.clone();
+        std::mem::forget(self);
+        path
+    }
+}
+
+impl Drop for PrivateTmp {
+    fn drop(&mut self) {
+        // Called once every process of the call is dead, so nothing writes here any more.
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Opens (creating if needed) the per-user base folder, refusing one that is not the caller's,
+/// not private, or a symlink.
+fn open_private_base(base: &Path, uid: u32) -> Result<OwnedFd, String> {
+    match rustix::fs::mkdir(base, Mode::from_raw_mode(0o700)) {
+        Ok(()) | Err(Errno::EXIST) => {}
+        Err(e) => return Err(format!("cannot create {}: {e}", base.display())),
+    }
+    let fd = rustix::fs::open(
+        base,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| format!("cannot open {} (it must be a folder, not a link): {e}", base.display()))?;
+    let stat = rustix::fs::fstat(&fd).map_err(|e| format!("cannot stat {}: {e}", base.display()))?;
+    if stat.st_uid != uid || stat.st_mode & 0o077 != 0 {
+        return Err(format!(
+            "{} must belong to uid {uid} and be private (mode 0700); it is not, so another user could reach the call's files",
+            base.display()
+        ));
+    }
+    Ok(fd)
+}
+
+/// Removes folders whose call is over: their lock is free.
+fn sweep_stale(base: &Path, base_fd: &OwnedFd) {
+    let Ok(entries) = std::fs::read_dir(base) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().starts_with("call-") {
+            continue;
+        }
+        let Ok(dir) = rustix::fs::openat(
+            base_fd,
+            name.as_os_str(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            continue;
+        };
+        if rustix::fs::flock(&dir, FlockOperation::NonBlockingLockExclusive).is_ok() {
+            let _ = std::fs::remove_dir_all(base.join(&name));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_is_private_locked_and_removed() {
+        let tmp = PrivateTmp::create().unwrap();
+        let path = tmp.path().to_owned();
+        let meta = std::fs::metadata(&path).unwrap();
+        assert!(meta.is_dir());
+        use std::os::unix::fs::PermissionsExt as _;
+        assert_eq!(meta.permissions().mode() & 0o777, 0o700);
+        std::fs::write(path.join("f"), "x").unwrap();
+        // A second call does not sweep a live one.
+        let other = PrivateTmp::create().unwrap();
+        assert!(path.exists());
+        drop(other);
+        drop(tmp);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_dead_calls_folder_is_swept_by_the_next_call() {
+        let path = PrivateTmp::create().unwrap().abandon();
+        assert!(path.exists());
+        let _next = PrivateTmp::create().unwrap();
+        assert!(!path.exists());
+    }
+}

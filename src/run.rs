@@ -1,0 +1,215 @@
+//! `lnk sandbox run`: one call, one sandbox.
+//!
+//! The steps, in order, each able to refuse before anything starts:
+//! 1. the flags (from a sandbox file, from the command line, or the embedded default);
+//! 2. the kernel check and the program against `commands` ([`Sandbox::prepare`]);
+//! 3. the call's private tmp folder and the clean environment;
+//! 4. the keeper and the program ([`lifetime::start`]);
+//! 5. waiting, with the output kept by [`OutputTail`], until the program ends, the deadline (a
+//!    tenth before `[tool.run] timeout`) passes, or the helper is told to stop;
+//! 6. the report.
+
+use std::os::fd::{AsFd as _, OwnedFd};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::cli::exit;
+use crate::flags::SandboxFlags;
+use crate::kernel::KernelSupport;
+use crate::lifetime::{self, Exit, ProgramImage, StartFailure, Stdio};
+use crate::output::{Captured, OutputTail};
+use crate::private_tmp::PrivateTmp;
+use crate::program_path::system_path_var;
+use crate::report::{Outcome, Report};
+use crate::sandbox::{Refusal, Sandbox, SandboxRequest};
+
+/// One call as the command line asked for it.
+pub struct RunRequest {
+    pub flags: SandboxFlags,
+    pub program: String,
+    pub args: Vec<String>,
+    /// `NAME=value` pairs named explicitly by the caller.
+    pub extra_env: Vec<String>,
+    /// Pass the caller's standard input instead of /dev/null.
+    pub pass_stdin: bool,
+    /// Folders no write grant may cover (the agent's records).
+    pub protected: Vec<PathBuf>,
+    pub home: PathBuf,
+}
+
+/// The signals that stop a call: the harness's SIGTERM, a person's Ctrl-C, a closed terminal.
+const STOP_SIGNALS: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
+
+/// Runs the call and returns its report. Never panics on a refusal: every way it can end is an
+/// [`Outcome`].
+pub fn run(req: &RunRequest) -> Report {
+    let started = Instant::now();
+    let mut report = Report::new(&req.program);
+    let kernel = KernelSupport::probe_for_launch();
+    report.landlock_abi = kernel.landlock.as_ref().ok().copied();
+
+    let tmp = match PrivateTmp::create() {
+        Ok(t) => t,
+        Err(why) => return report.failed(why, started),
+    };
+    let sandbox_req = SandboxRequest {
+        flags: &req.flags,
+        program: &req.program,
+        private_tmp: tmp.path(),
+        protected: &req.protected,
+    };
+    let mut sandbox = match Sandbox::prepare(&sandbox_req, &kernel) {
+        Ok(s) => s,
+        Err(Refusal { exit_code, message }) => return report.refused(exit_code, message, started),
+    };
+    report.enforcement = Some(sandbox.enforcement.clone());
+    report.program_path = Some(sandbox.program_path.clone());
+
+    let env = environment(req, tmp.path());
+    let mut argv = vec![req.program.clone()];
+    argv.extend(req.args.iter().cloned());
+    let image = match ProgramImage::new(&sandbox.program_path, &argv, &env) {
+        Ok(i) => i,
+        Err(why) => return report.failed(why, started),
+    };
+
+    let stop_signals = match crate::sys::signalfd_for(&STOP_SIGNALS) {
+        Ok(fd) => fd,
+        Err(e) => return report.failed(format!("signalfd: {e}"), started),
+    };
+    let pipes = (|| {
+        let flags = rustix::pipe::PipeFlags::CLOEXEC;
+        let out = rustix::pipe::pipe_with(flags)?;
+        let err = rustix::pipe::pipe_with(flags)?;
+        Ok::<_, rustix::io::Errno>((out, err))
+    })();
+    let ((out_r, out_w), (err_r, err_w)) = match pipes {
+        Ok(p) => p,
+        Err(e) => return report.failed(format!("pipe: {e}"), started),
+    };
+    let stdin = match open_stdin(req.pass_stdin) {
+        Ok(fd) => fd,
+        Err(e) => return report.failed(format!("standard input: {e}"), started),
+    };
+    // Anything the program's descendants leave behind is reparented to the helper, which reaps.
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+
+    let deadline = started + stop_after(req.flags.timeout_secs);
+    let group = match lifetime::start(&mut sandbox, &image, Stdio { stdin, stdout: out_w, stderr: err_w }) {
+        Ok(g) => g,
+        Err(why) => return report.failed(why, started),
+    };
+    drop(sandbox);
+
+    let limit = req.flags.output_chars as usize;
+    let mut stdout = OutputTail::new(limit);
+    let mut stderr = OutputTail::new(limit);
+    let waited = group.wait(
+        [(Some(out_r), &mut |b: &[u8]| stdout.push(b)), (Some(err_r), &mut |b: &[u8]| stderr.push(b))],
+        deadline,
+        &stop_signals,
+    );
+    drop(tmp);
+    report.stdout = stdout.finish();
+    report.stderr = stderr.finish();
+    report.wall = started.elapsed();
+    report.timed_out = waited.timed_out;
+    report.stopped_by = waited.stopped_by;
+    report.exit = waited.exit;
+    report.outcome = match (&waited.start_failure, waited.stopped_by, waited.timed_out, waited.exit) {
+        (Some(StartFailure::Exec(errno)), ..) => {
+            let err = std::io::Error::from_raw_os_error(*errno);
+            let code = if *errno == libc::ENOENT { exit::NOT_FOUND } else { exit::REFUSED };
+            report.error = Some(format!(
+                "cannot execute {}: {err} (the kernel refused; its interpreter may not be among `commands`)",
+                req.program
+            ));
+            Outcome::Refused(code)
+        }
+        (Some(StartFailure::Sandbox(why)), ..) => {
+            report.error = Some(format!("cannot enter the sandbox: {why}"));
+            Outcome::Failed
+        }
+        (None, Some(sig), ..) => Outcome::Stopped(sig),
+        (None, None, true, _) => Outcome::TimedOut,
+        (None, None, false, Some(Exit::Code(c))) => Outcome::Exited(c),
+        (None, None, false, Some(Exit::Signal(s))) => Outcome::Signaled(s),
+        (None, None, false, None) => {
+            report.error = Some("the keeper process ended without reporting the program's end".into());
+            Outcome::Failed
+        }
+    };
+    report
+}
+
+/// The call stops a tenth before `[tool.run] timeout`, so the harness gets what was printed
+/// before its own timeout could fire.
+pub fn stop_after(timeout_secs: u32) -> Duration {
+    Duration::from_millis(u64::from(timeout_secs) * 900)
+}
+
+fn open_stdin(pass: bool) -> Result<OwnedFd, rustix::io::Errno> {
+    if pass {
+        return rustix::io::fcntl_dupfd_cloexec(std::io::stdin().as_fd(), 3);
+    }
+    rustix::fs::open(
+        "/dev/null",
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+}
+
+/// The program's environment, made by the helper: nothing of the caller's leaks in but what is
+/// named here or explicitly by the caller.
+fn environment(req: &RunRequest, tmp: &std::path::Path) -> Vec<String> {
+    let lang = std::env::var("LANG")
+        .ok()
+        .filter(|l| {
+            !l.is_empty()
+                && l.len() < 64
+                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-@".contains(&b))
+        })
+        .unwrap_or_else(|| "C.UTF-8".to_owned());
+    let mut env = vec![
+        format!("PATH={}", system_path_var()),
+        format!("HOME={}", req.home.display()),
+        format!("TMPDIR={}", tmp.display()),
+        format!("LANG={lang}"),
+        "TERM=dumb".to_owned(),
+    ];
+    for extra in &req.extra_env {
+        let name = extra.split('=').next().unwrap_or_default();
+        env.retain(|e| e.split('=').next() != Some(name));
+        env.push(extra.clone());
+    }
+    env
+}
+
+impl Report {
+    fn refused(mut self, code: u8, message: String, started: Instant) -> Report {
+        self.outcome = Outcome::Refused(code);
+        self.error = Some(message);
+        self.wall = started.elapsed();
+        self.stdout = Captured::empty();
+        self.stderr = Captured::empty();
+        self
+    }
+
+    fn failed(mut self, message: String, started: Instant) -> Report {
+        self.outcome = Outcome::Failed;
+        self.error = Some(message);
+        self.wall = started.elapsed();
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_call_stops_a_tenth_early() {
+        assert_eq!(stop_after(120), Duration::from_secs(108));
+        assert_eq!(stop_after(1), Duration::from_millis(900));
+    }
+}

@@ -1,0 +1,218 @@
+//! Opening what a sandbox grants, once, as descriptors.
+//!
+//! Every grant root is opened here with `openat2(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)`
+//! and the descriptor, not the path, is handed to Landlock. A path is resolved exactly once, and
+//! never through a symlink: a link planted by an earlier call (`~/Link/Files/proj` → `~/.ssh`)
+//! makes the grant fail with a clear error instead of quietly granting the link's target. Where
+//! `openat2` is missing (Linux before 5.6), a component-wise `O_PATH | O_NOFOLLOW` walk gives
+//! the same answer.
+//!
+//! Programs are opened through the system PATH folders the same way, except that the last
+//! component *is* followed: `/usr/bin/sh` is a link to `dash` on Debian, and the execute right
+//! must be granted on the file the kernel finally runs. The folders themselves are system
+//! folders, writable only by root.
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{Mode, OFlags, ResolveFlags};
+use rustix::io::Errno;
+
+use super::elf::{self, Executable};
+use crate::program_path::SYSTEM_PATH;
+
+/// Why a grant could not be opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantError {
+    /// A component of the path is a symbolic link.
+    Symlink(PathBuf),
+    /// The path names a file where a folder was expected, or the reverse.
+    WrongKind(PathBuf, &'static str),
+    Other(PathBuf, String),
+}
+
+impl std::fmt::Display for GrantError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GrantError::Symlink(p) => write!(
+                f,
+                "`{}` passes through a symbolic link; a grant must name the real folder (links are never followed, so a link planted inside a grant cannot widen it)",
+                p.display()
+            ),
+            GrantError::WrongKind(p, want) => write!(f, "`{}` is not {want}", p.display()),
+            GrantError::Other(p, why) => write!(f, "cannot open `{}`: {why}", p.display()),
+        }
+    }
+}
+
+/// Opens `path` (absolute) as an `O_PATH` descriptor without following any symlink. `Ok(None)`
+/// when it does not exist: a grant of nothing grants nothing, so a missing folder is skipped,
+/// not an error.
+pub fn open_no_symlinks(path: &Path, directory: bool) -> Result<Option<OwnedFd>, GrantError> {
+    let mut flags = OFlags::PATH | OFlags::CLOEXEC;
+    if directory {
+        flags |= OFlags::DIRECTORY;
+    }
+    let result = open_resolved(path, flags);
+    match result {
+        Ok(fd) => Ok(Some(fd)),
+        Err(Errno::NOENT) => Ok(None),
+        Err(Errno::LOOP) => Err(GrantError::Symlink(path.to_owned())),
+        Err(Errno::NOTDIR) => Err(GrantError::WrongKind(path.to_owned(), "a folder")),
+        Err(e) => Err(GrantError::Other(path.to_owned(), std::io::Error::from(e).to_string())),
+    }
+}
+
+fn open_resolved(path: &Path, flags: OFlags) -> Result<OwnedFd, Errno> {
+    let relative = path.strip_prefix("/").map_err(|_| Errno::INVAL)?;
+    let root = rustix::fs::open("/", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+    let relative = if relative.as_os_str().is_empty() { Path::new(".") } else { relative };
+    let how = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    // openat2 may answer EAGAIN when a rename raced the lookup; a few tries settle it.
+    for _ in 0..8 {
+        match rustix::fs::openat2(&root, relative, flags, Mode::empty(), how) {
+            Err(Errno::AGAIN) => continue,
+            Err(Errno::NOSYS) => return walk_no_symlinks(root, relative, flags),
+            other => return other,
+        }
+    }
+    Err(Errno::AGAIN)
+}
+
+/// The fallback for kernels without `openat2`: one component at a time with `O_NOFOLLOW`, so a
+/// symlink anywhere is an `ELOOP` as with `RESOLVE_NO_SYMLINKS`.
+fn walk_no_symlinks(root: OwnedFd, relative: &Path, flags: OFlags) -> Result<OwnedFd, Errno> {
+    let mut current = root;
+    for component in relative.components() {
+        let name = component.as_os_str();
+        if name == ".." {
+            return Err(Errno::INVAL);
+        }
+        let next = rustix::fs::openat(
+            &current,
+            name,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let kind = rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&next)?.st_mode);
+        if kind == rustix::fs::FileType::Symlink {
+            return Err(Errno::LOOP);
+        }
+        current = next;
+    }
+    if flags.contains(OFlags::DIRECTORY) {
+        let kind = rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&current)?.st_mode);
+        if kind != rustix::fs::FileType::Directory {
+            return Err(Errno::NOTDIR);
+        }
+    }
+    Ok(current)
+}
+
+/// A file the sandbox may execute: an allowed program or the loader it needs.
+pub struct ExecFile {
+    pub fd: OwnedFd,
+    /// (device, inode), to grant each file once.
+    pub id: (u64, u64),
+}
+
+/// Opens an allowed program by name through the system PATH folders, following the last link,
+/// and the dynamic loader it asks for. `Ok(None)` when no folder has it.
+pub fn open_program(name: &str, out: &mut Vec<ExecFile>) -> Result<Option<PathBuf>, GrantError> {
+    for folder in SYSTEM_PATH {
+        let path = Path::new(folder).join(name);
+        let Ok(fd) =
+            rustix::fs::open(&path, OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK, Mode::empty())
+        else {
+            continue;
+        };
+        let Ok(stat) = rustix::fs::fstat(&fd) else { continue };
+        let regular = rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::RegularFile;
+        if !regular || stat.st_mode & 0o111 == 0 {
+            continue;
+        }
+        let mut head = [0u8; 4096];
+        let n = rustix::io::pread(&fd, &mut head, 0).unwrap_or(0);
+        push_unique(out, fd, (stat.st_dev, stat.st_ino));
+        if let Executable::Elf { interpreter: Some(loader) } = elf::classify(&head[..n]) {
+            open_loader(&loader, out)?;
+        }
+        return Ok(Some(path));
+    }
+    Ok(None)
+}
+
+/// The loader is named by the program's file; it is opened following links (it is usually a
+/// link into /usr/lib) and must be a regular file.
+fn open_loader(loader: &Path, out: &mut Vec<ExecFile>) -> Result<(), GrantError> {
+    let fd = rustix::fs::open(loader, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|e| GrantError::Other(loader.to_owned(), std::io::Error::from(e).to_string()))?;
+    let stat = rustix::fs::fstat(&fd).map_err(|e| GrantError::Other(loader.to_owned(), e.to_string()))?;
+    if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
+        return Err(GrantError::WrongKind(loader.to_owned(), "a regular file"));
+    }
+    push_unique(out, fd, (stat.st_dev, stat.st_ino));
+    Ok(())
+}
+
+fn push_unique(out: &mut Vec<ExecFile>, fd: OwnedFd, id: (u64, u64)) {
+    if !out.iter().any(|f| f.id == id) {
+        out.push(ExecFile { fd, id });
+    }
+}
+
+/// Opens the running `lnk` binary, for the file tool's sandbox, whose only program is lnk.
+pub fn open_self(out: &mut Vec<ExecFile>) -> Result<PathBuf, GrantError> {
+    let exe = std::fs::read_link("/proc/self/exe")
+        .map_err(|e| GrantError::Other(PathBuf::from("/proc/self/exe"), e.to_string()))?;
+    let fd = rustix::fs::open(&exe, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|e| GrantError::Other(exe.clone(), e.to_string()))?;
+    let stat = rustix::fs::fstat(&fd).map_err(|e| GrantError::Other(exe.clone(), e.to_string()))?;
+    let mut head = [0u8; 4096];
+    let n = rustix::io::pread(&fd, &mut head, 0).unwrap_or(0);
+    push_unique(out, fd, (stat.st_dev, stat.st_ino));
+    if let Executable::Elf { interpreter: Some(loader) } = elf::classify(&head[..n]) {
+        open_loader(&loader, out)?;
+    }
+    Ok(exe)
+}
+
+/// Whether `fd` is a folder (for error messages about grants that are files).
+pub fn is_dir(fd: impl AsFd) -> bool {
+    rustix::fs::fstat(fd)
+        .map(|s| rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::Directory)
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symlinks_anywhere_in_a_grant_are_refused() {
+        let dir = std::env::temp_dir().join(format!("lnk-grants-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("real/inner")).unwrap();
+        std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
+        assert!(open_no_symlinks(&dir.join("real/inner"), true).unwrap().is_some());
+        assert_eq!(
+            open_no_symlinks(&dir.join("link"), true).err(),
+            Some(GrantError::Symlink(dir.join("link")))
+        );
+        assert!(matches!(open_no_symlinks(&dir.join("link/inner"), true), Err(GrantError::Symlink(_))));
+        assert!(open_no_symlinks(&dir.join("missing"), true).unwrap().is_none());
+        // The fallback walk gives the same answers.
+        let root = rustix::fs::open("/", OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).unwrap();
+        let rel = dir.strip_prefix("/").unwrap().join("link/inner");
+        assert_eq!(walk_no_symlinks(root, &rel, OFlags::PATH).err(), Some(Errno::LOOP));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn programs_come_with_their_loader() {
+        let mut files = Vec::new();
+        assert!(open_program("sh", &mut files).unwrap().is_some());
+        assert!(files.len() >= 2, "sh and its dynamic loader");
+        assert!(open_program("no-such-program-lnk", &mut files).unwrap().is_none());
+    }
+}

@@ -1,0 +1,306 @@
+//! The sandbox itself: a Landlock ruleset and seccomp filters, prepared in the helper and
+//! entered by the program's process just before `execve`.
+//!
+//! Everything that can fail for a reason a person should read (a grant that is a symlink, a
+//! kernel without the needed Landlock ABI, a write grant over the agent's records) fails in
+//! [`Sandbox::prepare`], in the helper, before any process is started. [`Sandbox::enter`] runs
+//! in the forked child and only makes system calls: `landlock_restrict_self` (which also sets
+//! `no_new_privs`) and `seccomp(SECCOMP_SET_MODE_FILTER)` for each filter.
+//!
+//! What the ruleset allows (everything else Landlock governs is refused):
+//!
+//! | where | rights |
+//! |---|---|
+//! | `[files] read` roots | read files, list folders |
+//! | `[files] write` roots and the call's private tmp | read, write, create and remove files and folders, rename and link within, truncate; never symlinks, FIFOs, sockets or devices |
+//! | system folders (`/usr`, `/lib*`, `/bin`, `/sbin`, `/etc`, `/proc`) | read |
+//! | `/dev/null`, `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom` | read, write (no ioctl) |
+//! | each allowed program's file and its loader | execute (nothing else is executable) |
+//! | `commands = ["*"]` | execute beneath the system folders instead |
+//! | TCP | no bind, no connect |
+//! | scopes | no signals to, and no abstract Unix sockets of, anything outside the sandbox |
+//!
+//! Landlock's ABI is pinned to 6 with every feature a hard requirement: on an older kernel the
+//! ruleset cannot be made and the call is refused, never weakened.
+
+pub mod elf;
+pub mod grants;
+pub mod seccomp;
+
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
+    RulesetCreated, RulesetCreatedAttr, Scope,
+};
+use seccompiler::BpfProgram;
+
+use crate::flags::SandboxFlags;
+use crate::kernel::{KernelSupport, landlock_abi};
+use crate::paths::overlaps;
+use crate::sandbox_file::{Commands, Tool};
+use grants::{ExecFile, GrantError};
+
+/// The Landlock ABI lnk needs: 6, for the signal and abstract-socket scopes.
+pub const REQUIRED_LANDLOCK_ABI: u32 = landlock_abi::SCOPES;
+const PINNED_ABI: ABI = ABI::V6;
+
+/// Folders every program may read, as it needs them to start (loader, libraries, locale,
+/// certificates, `/proc/self`). Symlinked ones (`/bin` → `usr/bin`) are skipped: their target
+/// is in the list.
+const SYSTEM_READ: &[&str] =
+    &["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/proc"];
+/// Where `commands = ["*"]` may execute: the system PATH and the libraries beside it.
+const SYSTEM_EXEC: &[&str] = &["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin"];
+/// Device files any program may open for reading and writing.
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
+
+fn read_rights() -> BitFlags<AccessFs> {
+    AccessFs::ReadFile | AccessFs::ReadDir
+}
+
+/// Writing without `MakeSym`, `MakeFifo`, `MakeSock`, `MakeChar` or `MakeBlock`: a link, FIFO or
+/// socket planted in a writable folder is how a sandboxed program traps a later, unsandboxed
+/// tool (anchors §3 class 16).
+fn write_rights() -> BitFlags<AccessFs> {
+    read_rights()
+        | AccessFs::WriteFile
+        | AccessFs::RemoveDir
+        | AccessFs::RemoveFile
+        | AccessFs::MakeDir
+        | AccessFs::MakeReg
+        | AccessFs::Refer
+        | AccessFs::Truncate
+}
+
+/// Why a sandbox could not be made, with the helper's exit code for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// 125 (the kernel or the helper cannot), 126 (the sandbox file refuses), 127 (not found).
+    pub exit_code: u8,
+    pub message: String,
+}
+
+impl Refusal {
+    pub fn kernel(message: impl Into<String>) -> Refusal {
+        Refusal { exit_code: crate::cli::exit::HELPER_FAILED, message: message.into() }
+    }
+    pub fn refused(message: impl Into<String>) -> Refusal {
+        Refusal { exit_code: crate::cli::exit::REFUSED, message: message.into() }
+    }
+    pub fn not_found(message: impl Into<String>) -> Refusal {
+        Refusal { exit_code: crate::cli::exit::NOT_FOUND, message: message.into() }
+    }
+}
+
+/// What one call's sandbox needs besides its flags.
+pub struct SandboxRequest<'a> {
+    pub flags: &'a SandboxFlags,
+    /// The program to run, as named by the caller.
+    pub program: &'a str,
+    /// The call's private temporary folder (already created).
+    pub private_tmp: &'a Path,
+    /// Folders no write grant may cover: the agent's records.
+    pub protected: &'a [PathBuf],
+}
+
+/// What was enforced, for the report.
+#[derive(Debug, Clone)]
+pub struct Enforcement {
+    pub landlock_abi: u32,
+    /// Grant roots that do not exist on this machine and so grant nothing.
+    pub missing_grants: Vec<PathBuf>,
+    /// How many files may be executed (programs and their loaders); `None` for any program.
+    pub executables: Option<usize>,
+}
+
+/// A prepared sandbox: the path to execute, the ruleset and the filters.
+pub struct Sandbox {
+    pub program_path: PathBuf,
+    pub enforcement: Enforcement,
+    ruleset: Option<RulesetCreated>,
+    filters: Vec<BpfProgram>,
+}
+
+impl Sandbox {
+    /// Checks the kernel, resolves the program, opens every grant and builds the ruleset and
+    /// filters. Starts nothing.
+    pub fn prepare(req: &SandboxRequest<'_>, kernel: &KernelSupport) -> Result<Sandbox, Refusal> {
+        check_kernel(kernel)?;
+        if req.flags.internet.is_some() {
+            return Err(Refusal::kernel(
+                "[internet] is not supported yet: the call's proxy is not built, and lnk will not run a program with more network than asked",
+            ));
+        }
+        for write in &req.flags.write {
+            if let Some(records) = req.protected.iter().find(|p| overlaps(write, p)) {
+                return Err(Refusal::refused(format!(
+                    "the write grant `{}` overlaps the agent's records folder `{}`; Landlock cannot carve the records out of a grant, so narrow the grant",
+                    write.display(),
+                    records.display()
+                )));
+            }
+        }
+
+        let mut exec_files = Vec::new();
+        let program_path = resolve_program(req, &mut exec_files)?;
+
+        let mut missing_grants = Vec::new();
+        let mut ruleset = Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(AccessFs::from_all(PINNED_ABI))
+            .and_then(|r| r.handle_access(AccessNet::from_all(PINNED_ABI)))
+            .and_then(|r| r.scope(Scope::from_all(PINNED_ABI)))
+            .and_then(|r| r.create())
+            .map_err(|e| Refusal::kernel(format!("cannot create the Landlock ruleset: {e}")))?;
+
+        let system = |ruleset: RulesetCreated, paths: &[&str], rights: BitFlags<AccessFs>| {
+            paths.iter().try_fold(ruleset, |rs, p| match grants::open_no_symlinks(Path::new(p), true) {
+                Ok(Some(fd)) => add(rs, fd, rights),
+                // A missing or symlinked system folder is covered by its target (usrmerge).
+                Ok(None) | Err(GrantError::Symlink(_)) | Err(GrantError::WrongKind(..)) => Ok(rs),
+                Err(e) => Err(Refusal::kernel(e.to_string())),
+            })
+        };
+        ruleset = system(ruleset, SYSTEM_READ, read_rights())?;
+        for device in DEVICES {
+            if let Ok(Some(fd)) = grants::open_no_symlinks(Path::new(device), false) {
+                ruleset = add(ruleset, fd, AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate)?;
+            }
+        }
+        let executables = match req.flags.commands {
+            Commands::Any if req.flags.tool == Tool::Run => {
+                ruleset = system(ruleset, SYSTEM_EXEC, AccessFs::Execute | AccessFs::ReadFile)?;
+                None
+            }
+            _ => {
+                let n = exec_files.len();
+                for file in exec_files {
+                    ruleset = add(ruleset, file.fd, AccessFs::Execute | AccessFs::ReadFile)?;
+                }
+                Some(n)
+            }
+        };
+        for (dirs, rights) in [(&req.flags.read, read_rights()), (&req.flags.write, write_rights())] {
+            for dir in dirs {
+                match grants::open_no_symlinks(dir, true) {
+                    Ok(Some(fd)) => ruleset = add(ruleset, fd, rights)?,
+                    Ok(None) => missing_grants.push(dir.clone()),
+                    Err(e) => return Err(Refusal::refused(e.to_string())),
+                }
+            }
+        }
+        match grants::open_no_symlinks(req.private_tmp, true) {
+            Ok(Some(fd)) => ruleset = add(ruleset, fd, write_rights())?,
+            _ => {
+                return Err(Refusal::kernel(
+                    "the call's private tmp folder vanished before the sandbox was made",
+                ));
+            }
+        }
+
+        let filters = seccomp::build(seccomp::SeccompPolicy { inet_sockets: false })
+            .map_err(|e| Refusal::kernel(format!("cannot build the seccomp filter: {}", e.0)))?;
+        let landlock_abi = *kernel.landlock.as_ref().unwrap_or(&0);
+        Ok(Sandbox {
+            program_path,
+            enforcement: Enforcement { landlock_abi, missing_grants, executables },
+            ruleset: Some(ruleset),
+            filters,
+        })
+    }
+
+    /// Enters the sandbox: Landlock (with `no_new_privs`), then each seccomp filter. Called in
+    /// the forked child right before `execve`; makes no allocation the kernel answer depends on.
+    pub fn enter(&mut self) -> Result<(), &'static str> {
+        let ruleset = self.ruleset.take().ok_or("the sandbox was entered twice")?;
+        match ruleset.restrict_self() {
+            Ok(status) if status.ruleset == landlock::RulesetStatus::FullyEnforced && status.no_new_privs => {
+            }
+            _ => return Err("landlock_restrict_self failed"),
+        }
+        for filter in &self.filters {
+            seccompiler::apply_filter(filter).map_err(|_| "installing the seccomp filter failed")?;
+        }
+        Ok(())
+    }
+}
+
+fn add(ruleset: RulesetCreated, fd: OwnedFd, rights: BitFlags<AccessFs>) -> Result<RulesetCreated, Refusal> {
+    // A file (a program, a device) takes only the rights that apply to files.
+    let rights = if grants::is_dir(&fd) { rights } else { rights & AccessFs::from_file(PINNED_ABI) };
+    ruleset
+        .add_rule(PathBeneath::new(fd, rights))
+        .map_err(|e| Refusal::kernel(format!("cannot add a Landlock rule: {e}")))
+}
+
+/// Refuses unless the kernel gives every guarantee a sandbox needs, naming what is missing.
+pub fn check_kernel(kernel: &KernelSupport) -> Result<(), Refusal> {
+    match &kernel.landlock {
+        Err(why) => {
+            return Err(Refusal::kernel(format!(
+                "Landlock is unavailable ({why}): lnk cannot confine files, programs, signals or sockets, so it runs nothing"
+            )));
+        }
+        Ok(abi) if *abi < REQUIRED_LANDLOCK_ABI => {
+            return Err(Refusal::kernel(format!(
+                "this kernel's Landlock ABI is {abi}; lnk needs ABI {REQUIRED_LANDLOCK_ABI} (Linux 6.12) to keep signals and abstract Unix sockets inside the sandbox, so it runs nothing"
+            )));
+        }
+        Ok(_) => {}
+    }
+    if let Err(why) = &kernel.seccomp {
+        return Err(Refusal::kernel(format!(
+            "seccomp filters are unavailable ({why}): lnk cannot refuse io_uring, ptrace, namespaces or TIOCSTI, so it runs nothing"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks the program against `commands`, finds it on the system PATH, and opens every file
+/// the sandbox may execute. Returns the path to execute.
+fn resolve_program(req: &SandboxRequest<'_>, exec_files: &mut Vec<ExecFile>) -> Result<PathBuf, Refusal> {
+    let name = req.program;
+    crate::sandbox_file::values::program_name(name).map_err(Refusal::refused)?;
+    let grant_err = |e: GrantError| Refusal::kernel(e.to_string());
+    match (&req.flags.tool, &req.flags.commands) {
+        (Tool::File, _) => {
+            if name != "lnk" {
+                return Err(Refusal::refused(format!(
+                    "the file tool's sandbox runs only `lnk file`, not `{}`",
+                    name.escape_debug()
+                )));
+            }
+            grants::open_self(exec_files).map_err(grant_err)
+        }
+        (Tool::Run, Commands::Listed(names)) if names.is_empty() => {
+            Err(Refusal::refused("`commands` is empty: run is off in this sandbox"))
+        }
+        (Tool::Run, Commands::Listed(names)) => {
+            if !names.iter().any(|n| n == name) {
+                return Err(Refusal::refused(format!(
+                    "`{}` is not among the sandbox file's `commands`",
+                    name.escape_debug()
+                )));
+            }
+            let mut found = None;
+            for listed in names {
+                let path = grants::open_program(listed, exec_files).map_err(grant_err)?;
+                if listed == name {
+                    found = path;
+                }
+            }
+            found.ok_or_else(|| {
+                Refusal::not_found(format!(
+                    "`{}`: {}",
+                    name.escape_debug(),
+                    crate::program_path::LookupError::NotFound
+                ))
+            })
+        }
+        (Tool::Run, Commands::Any) => crate::program_path::lookup(name)
+            .map(|p| p.path)
+            .map_err(|e| Refusal::not_found(format!("`{}`: {e}", name.escape_debug()))),
+    }
+}

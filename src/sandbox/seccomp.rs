@@ -1,0 +1,222 @@
+//! The seccomp filters every sandboxed program runs under.
+//!
+//! Landlock decides *which files and sockets* a program reaches; seccomp removes the kernel
+//! interfaces that would go around it or that a program in the sandbox has no business with:
+//!
+//! - `io_uring_*`: it performs opens and connects without the system calls filtered here.
+//! - `ptrace`, `process_vm_readv`/`writev`: reading or steering another process.
+//! - `bpf`, `userfaultfd`, `keyctl`, `add_key`, `request_key`, `perf_event_open`: large kernel
+//!   attack surface no tool needs.
+//! - `mount` and the new mount API, `pivot_root`, `chroot`, `unshare`, `setns`, and `clone` with
+//!   any namespace flag (`clone3` answers `ENOSYS`, so libc falls back to `clone`, whose flags a
+//!   filter can read): no new namespaces, so no way to look different from the outside.
+//! - `open_by_handle_at`, `name_to_handle_at`: opening files by handle skips path checks.
+//! - `kexec_*`, module loading, `reboot`, `swapon`/`swapoff`, `acct`, `quotactl`.
+//! - `setsid` and `setpgid`: nothing may leave the process group the helper kills as one.
+//! - `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)`, compared on the low 32 bits (the kernel's `cmd` is
+//!   an `unsigned int`; a 64-bit compare is bypassed by setting high bits, CVE-2019-10063).
+//! - `socket` entirely when the sandbox has no network: no TCP, no UDP (no DNS covert channel),
+//!   no netlink, no packet sockets, and no pathname or abstract Unix socket of the host (Landlock
+//!   before ABI 9 cannot stop a `connect` to a socket file in a readable folder). `socketpair` is
+//!   allowed for `AF_UNIX` stream and seqpacket sockets only, which can never reach another
+//!   socket (a datagram pair could `sendto` a host socket by path).
+//!
+//! Two filters are installed. The first, hand-written, kills the process for any system call
+//! with the x32 bit set (`nr & 0x40000000`), which seccompiler's architecture check does not
+//! look at; the second, built by seccompiler, checks the architecture (killing on a mismatch, so
+//! `int 0x80` cannot reach the 32-bit table) and refuses the calls above with `EPERM`.
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition as Cond,
+    SeccompFilter, SeccompRule, TargetArch,
+};
+
+const TIOCSTI: u64 = 0x5412;
+const TIOCLINUX: u64 = 0x541c;
+const CLONE_NAMESPACE_FLAGS: [u64; 7] = [
+    libc::CLONE_NEWNS as u64,
+    libc::CLONE_NEWCGROUP as u64,
+    libc::CLONE_NEWUTS as u64,
+    libc::CLONE_NEWIPC as u64,
+    libc::CLONE_NEWUSER as u64,
+    libc::CLONE_NEWPID as u64,
+    libc::CLONE_NEWNET as u64,
+];
+
+/// The system calls refused outright, with `EPERM`.
+const DENIED: &[libc::c_long] = &[
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_bpf,
+    libc::SYS_userfaultfd,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_perf_event_open,
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_move_mount,
+    libc::SYS_open_tree,
+    libc::SYS_mount_setattr,
+    libc::SYS_pivot_root,
+    libc::SYS_chroot,
+    libc::SYS_unshare,
+    libc::SYS_setns,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_name_to_handle_at,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_reboot,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_acct,
+    libc::SYS_quotactl,
+    libc::SYS_setsid,
+    libc::SYS_setpgid,
+];
+
+/// What the filter must allow beyond the base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeccompPolicy {
+    /// `AF_INET`/`AF_INET6` stream sockets (only for a sandbox with `[internet]`).
+    pub inet_sockets: bool,
+}
+
+/// Why the filters could not be built: a bug or an unsupported architecture, never the input.
+#[derive(Debug)]
+pub struct SeccompBuildError(pub String);
+
+/// Builds the filters to install, in order.
+pub fn build(policy: SeccompPolicy) -> Result<Vec<BpfProgram>, SeccompBuildError> {
+    let arch = target_arch()?;
+    let mut programs = Vec::new();
+    if cfg!(target_arch = "x86_64") {
+        programs.push(x32_guard());
+    }
+    programs.push(clone3_filter(arch)?);
+    programs.push(main_filter(policy, arch)?);
+    Ok(programs)
+}
+
+fn target_arch() -> Result<TargetArch, SeccompBuildError> {
+    TargetArch::try_from(std::env::consts::ARCH).map_err(|_| {
+        SeccompBuildError(format!("seccomp filters are not built for {}", std::env::consts::ARCH))
+    })
+}
+
+fn cond(arg: u8, len: Len, op: Op, value: u64) -> Result<Cond, SeccompBuildError> {
+    Cond::new(arg, len, op, value).map_err(|e| SeccompBuildError(e.to_string()))
+}
+
+fn rule(conditions: Vec<Cond>) -> Result<SeccompRule, SeccompBuildError> {
+    SeccompRule::new(conditions).map_err(|e| SeccompBuildError(e.to_string()))
+}
+
+fn main_filter(policy: SeccompPolicy, arch: TargetArch) -> Result<BpfProgram, SeccompBuildError> {
+    let eperm = SeccompAction::Errno(libc::EPERM as u32);
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for nr in DENIED {
+        rules.insert(*nr, Vec::new());
+    }
+
+    // ioctl(fd, TIOCSTI | TIOCLINUX, …), on the low 32 bits of the command.
+    rules.insert(
+        libc::SYS_ioctl,
+        vec![
+            rule(vec![cond(1, Len::Dword, Op::Eq, TIOCSTI)?])?,
+            rule(vec![cond(1, Len::Dword, Op::Eq, TIOCLINUX)?])?,
+        ],
+    );
+
+    // clone(flags, …) with any namespace flag. clone takes the low 32 bits of its flags.
+    let mut clone_rules = Vec::new();
+    for flag in CLONE_NAMESPACE_FLAGS {
+        clone_rules.push(rule(vec![cond(0, Len::Dword, Op::MaskedEq(flag), flag)?])?);
+    }
+    rules.insert(libc::SYS_clone, clone_rules);
+
+    // socketpair: AF_UNIX with a stream or seqpacket type only. The type's low 4 bits are the
+    // kind; the rest are SOCK_NONBLOCK and SOCK_CLOEXEC.
+    let mut pair_rules = vec![rule(vec![cond(0, Len::Dword, Op::Ne, libc::AF_UNIX as u64)?])?];
+    for kind in 0..16u64 {
+        if kind != libc::SOCK_STREAM as u64 && kind != libc::SOCK_SEQPACKET as u64 {
+            pair_rules.push(rule(vec![cond(1, Len::Dword, Op::MaskedEq(0xf), kind)?])?);
+        }
+    }
+    rules.insert(libc::SYS_socketpair, pair_rules);
+
+    if policy.inet_sockets {
+        // Only TCP over IPv4 or IPv6 (protocol 0 or IPPROTO_TCP: not MPTCP, not SCTP), which
+        // Landlock's port rules govern; every other family and kind is refused.
+        let mut socket_rules = Vec::new();
+        socket_rules.push(rule(vec![
+            cond(0, Len::Dword, Op::Ne, libc::AF_INET as u64)?,
+            cond(0, Len::Dword, Op::Ne, libc::AF_INET6 as u64)?,
+        ])?);
+        for kind in 0..16u64 {
+            if kind != libc::SOCK_STREAM as u64 {
+                socket_rules.push(rule(vec![cond(1, Len::Dword, Op::MaskedEq(0xf), kind)?])?);
+            }
+        }
+        socket_rules.push(rule(vec![
+            cond(2, Len::Dword, Op::Ne, 0)?,
+            cond(2, Len::Dword, Op::Ne, libc::IPPROTO_TCP as u64)?,
+        ])?);
+        rules.insert(libc::SYS_socket, socket_rules);
+    } else {
+        rules.insert(libc::SYS_socket, Vec::new());
+    }
+
+    compile(SeccompFilter::new(rules, SeccompAction::Allow, eperm, arch))
+}
+
+/// clone3 passes its flags in memory, which a filter cannot read: it answers `ENOSYS`, so libc
+/// falls back to clone, whose flags the main filter checks. A filter of its own because its
+/// answer differs; seccomp applies the most restrictive answer of all installed filters.
+fn clone3_filter(arch: TargetArch) -> Result<BpfProgram, SeccompBuildError> {
+    compile(SeccompFilter::new(
+        BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch,
+    ))
+}
+
+fn compile(
+    filter: Result<SeccompFilter, seccompiler::BackendError>,
+) -> Result<BpfProgram, SeccompBuildError> {
+    let filter = filter.map_err(|e| SeccompBuildError(e.to_string()))?;
+    filter.try_into().map_err(|e: seccompiler::BackendError| SeccompBuildError(e.to_string()))
+}
+
+/// A filter that kills the process on any system call number with the x32 bit set.
+fn x32_guard() -> BpfProgram {
+    use seccompiler::sock_filter;
+    // BPF_LD | BPF_W | BPF_ABS (0x00 | 0x00 | 0x20), BPF_JMP | BPF_JSET | BPF_K (0x05 | 0x40 | 0).
+    const BPF_LD_W_ABS: u16 = 0x20;
+    const BPF_JMP_JSET_K: u16 = 0x45;
+    const BPF_RET_K: u16 = 0x06;
+    const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+    const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
+    vec![
+        // A = seccomp_data.nr
+        sock_filter { code: BPF_LD_W_ABS, jt: 0, jf: 0, k: 0 },
+        // if (A & X32_SYSCALL_BIT) goto kill; else goto allow
+        sock_filter { code: BPF_JMP_JSET_K, jt: 0, jf: 1, k: X32_SYSCALL_BIT },
+        sock_filter { code: BPF_RET_K, jt: 0, jf: 0, k: crate::sys::SECCOMP_RET_KILL_PROCESS },
+        sock_filter { code: BPF_RET_K, jt: 0, jf: 0, k: SECCOMP_RET_ALLOW },
+    ]
+}
