@@ -13,6 +13,9 @@
 //! - `open_by_handle_at`, `name_to_handle_at`: opening files by handle skips path checks.
 //! - `kexec_*`, module loading, `reboot`, `swapon`/`swapoff`, `acct`, `quotactl`.
 //! - `setsid` and `setpgid`: nothing may leave the process group the helper kills as one.
+//! - `memfd_create` unless sealed non-executable (`MFD_NOEXEC_SEAL`): Landlock does not govern
+//!   a memfd (its inode is on an internal mount), so an executable one would run code no
+//!   `commands` entry allowed.
 //! - `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)`, compared on the low 32 bits (the kernel's `cmd` is
 //!   an `unsigned int`; a 64-bit compare is bypassed by setting high bits, CVE-2019-10063).
 //! - `socket` entirely when the sandbox has no network: no TCP, no UDP (no DNS covert channel),
@@ -34,6 +37,8 @@ use seccompiler::{
 };
 
 const TIOCSTI: u64 = 0x5412;
+const MFD_NOEXEC_SEAL: u64 = 0x0008;
+const MFD_EXEC: u64 = 0x0010;
 const TIOCLINUX: u64 = 0x541c;
 const CLONE_NAMESPACE_FLAGS: [u64; 7] = [
     libc::CLONE_NEWNS as u64,
@@ -138,6 +143,17 @@ fn main_filter(policy: SeccompPolicy, arch: TargetArch) -> Result<BpfProgram, Se
         vec![
             rule(vec![cond(1, Len::Dword, Op::Eq, TIOCSTI)?])?,
             rule(vec![cond(1, Len::Dword, Op::Eq, TIOCLINUX)?])?,
+        ],
+    );
+
+    // memfd_create without MFD_NOEXEC_SEAL, or with MFD_EXEC. A memfd's inode lies on an
+    // internal mount that Landlock does not govern, so an executable memfd would run any code the
+    // program wrote into it; sealed non-executable, the kernel refuses to execute it.
+    rules.insert(
+        libc::SYS_memfd_create,
+        vec![
+            rule(vec![cond(1, Len::Dword, Op::MaskedEq(MFD_NOEXEC_SEAL), 0)?])?,
+            rule(vec![cond(1, Len::Dword, Op::MaskedEq(MFD_EXEC), MFD_EXEC)?])?,
         ],
     );
 

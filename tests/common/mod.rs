@@ -66,3 +66,113 @@ impl Drop for Scratch {
 pub fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
 }
+
+/// A home folder with a files folder, and a sandbox file in it.
+pub struct Agent {
+    pub dir: Scratch,
+    pub home: PathBuf,
+    pub policy: PathBuf,
+}
+
+impl Agent {
+    /// `policy` is the sandbox file's text; `~` in it is this agent's home.
+    pub fn new(name: &str, policy: &str) -> Agent {
+        let dir = Scratch::new(name);
+        let home = dir.join("home");
+        std::fs::create_dir_all(home.join("Link/Files")).unwrap();
+        let policy_path = dir.file("sandbox.toml", policy);
+        Agent { dir, home, policy: policy_path }
+    }
+
+    /// `lnk sandbox run --file POLICY --report json ARGS… -- CMD…`
+    pub fn command(&self, extra: &[&str], cmd: &[&str]) -> Command {
+        let mut c = lnk();
+        c.env("HOME", &self.home).current_dir(&self.home);
+        c.args(["sandbox", "run", "--report", "json", "--file"]).arg(&self.policy).args(extra).arg("--").args(cmd);
+        c
+    }
+
+    pub fn run(&self, cmd: &[&str]) -> Report {
+        Report::from(run(&mut self.command(&[], cmd)))
+    }
+
+    /// Runs a Python script in the sandbox (python3 must be among `commands`).
+    pub fn python(&self, script: &str) -> Report {
+        let full = format!("{PY_PRELUDE}\n{script}");
+        self.run(&["python3", "-c", &full])
+    }
+}
+
+/// Helpers for hostile Python: raw system calls through ctypes, answering `ok` or the errno name.
+pub const PY_PRELUDE: &str = r#"
+import ctypes, errno, os, sys, socket
+libc = ctypes.CDLL(None, use_errno=True)
+def sc(nr, *args):
+    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
+    return "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()]
+def attempt(fn):
+    try:
+        fn()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+def say(name, result):
+    print(f"{name}={result}", flush=True)
+"#;
+
+/// The JSON report of one call, with its exit code.
+pub struct Report {
+    pub code: Option<i32>,
+    pub json: serde_json::Value,
+    pub raw: String,
+    pub stderr: String,
+}
+
+impl From<Output> for Report {
+    fn from(o: Output) -> Report {
+        let raw = stdout(&o);
+        let json = serde_json::from_str(raw.trim()).unwrap_or_else(|e| {
+            panic!("the report is one JSON object ({e}):\n{raw}\nstderr: {}", stderr(&o))
+        });
+        Report { code: o.status.code(), json, raw, stderr: stderr(&o) }
+    }
+}
+
+impl Report {
+    pub fn out(&self) -> &str {
+        self.json["stdout"]["text"].as_str().unwrap()
+    }
+    pub fn err(&self) -> &str {
+        self.json["stderr"]["text"].as_str().unwrap()
+    }
+    pub fn outcome(&self) -> &str {
+        self.json["outcome"].as_str().unwrap()
+    }
+    /// The `name=result` line the script printed for `name`.
+    pub fn said(&self, name: &str) -> String {
+        let prefix = format!("{name}=");
+        self.out()
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("`{name}` not reported; stdout:\n{}\nstderr:\n{}", self.out(), self.err()))
+            .to_owned()
+    }
+    pub fn assert_said(&self, name: &str, expected: &str) {
+        assert_eq!(self.said(name), expected, "{name}; stderr:\n{}", self.err());
+    }
+}
+
+/// True when this test must not skip: in CI every kernel feature is required.
+pub fn in_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
+}
+
+/// Skips loudly outside CI, fails in CI.
+pub fn require(available: bool, what: &str) -> bool {
+    if available {
+        return true;
+    }
+    assert!(!in_ci(), "CI lacks {what}: this test must run there");
+    eprintln!("\n!!! SKIPPED: this machine lacks {what}; the test did not run !!!\n");
+    false
+}

@@ -1,0 +1,282 @@
+//! `lnk sandbox run`: which programs run, which files are reached, the environment and the
+//! descriptors that cross. Each attack runs as its own sandboxed process and the test asserts
+//! the precise outcome (an errno name, an exit code), so a missing tool never passes as
+//! "blocked".
+
+mod common;
+use common::*;
+
+const PY: &str = r#"commands = ["sh", "python3", "cat", "ls", "true", "cp", "perl-not-listed-here"]
+[files]
+read = ["~"]
+write = ["~/Link/Files"]
+"#;
+
+#[test]
+fn a_listed_program_runs_with_its_arguments_as_given() {
+    let agent = Agent::new("args", PY);
+    let r = agent.run(&["sh", "-c", "printf '%s|' \"$@\"", "sh", "a b", "$HOME", "'q'"]);
+    assert_eq!(r.code, Some(0), "{}", r.raw);
+    assert_eq!(r.out(), "a b|$HOME|'q'|");
+    assert_eq!(r.outcome(), "exited");
+}
+
+#[test]
+fn programs_outside_commands_are_refused_before_anything_starts() {
+    let agent = Agent::new("refused", PY);
+    let r = agent.run(&["perl", "-e", "1"]);
+    assert_eq!(r.code, Some(126));
+    assert_eq!(r.outcome(), "refused");
+    assert!(r.json["error"].as_str().unwrap().contains("not among the sandbox file's `commands`"), "{}", r.raw);
+
+    let r = agent.run(&["/usr/bin/true"]);
+    assert_eq!(r.code, Some(126), "a path is never a program: {}", r.raw);
+
+    let r = agent.run(&["perl-not-listed-here"]);
+    assert_eq!(r.code, Some(127), "listed but not on this computer: {}", r.raw);
+    assert_eq!(r.outcome(), "not_found");
+
+    let off = Agent::new("off", "commands = []\n");
+    let r = off.run(&["true"]);
+    assert_eq!(r.code, Some(126));
+    assert!(r.json["error"].as_str().unwrap().contains("run is off"), "{}", r.raw);
+
+    let any = Agent::new("any", "commands = [\"*\"]\n");
+    let r = any.run(&["id", "-u"]);
+    assert_eq!(r.code, Some(0), "[\"*\"] runs any program on the system PATH: {}", r.raw);
+    let r = any.run(&["no-such-program-lnk"]);
+    assert_eq!(r.code, Some(127));
+}
+
+#[test]
+fn the_kernel_refuses_programs_that_are_not_allowed() {
+    // Refused twice: lnk refuses `perl` by name, and inside the sandbox the kernel refuses to
+    // execute it whoever asks, here a shell that is allowed.
+    let agent = Agent::new("twice", PY);
+    let r = agent.run(&["sh", "-c", "perl -e 'print 1'; echo \"rc=$?\""]);
+    assert!(r.out().contains("rc=126"), "sh could not execute perl: {}", r.raw);
+    assert!(r.err().contains("Permission denied"), "{}", r.raw);
+
+    // A copy of an allowed program in a writable folder is not executable.
+    let r = agent.python(
+        r#"
+import shutil
+dst = os.path.expanduser("~/Link/Files/mytrue")
+shutil.copy("/usr/bin/true", dst)
+os.chmod(dst, 0o755)
+say("copy", attempt(lambda: os.execv(dst, [dst])))
+"#,
+    );
+    r.assert_said("copy", "EACCES");
+
+    // Nor is code in a memfd, which Landlock does not govern: an executable memfd cannot be
+    // made, and a sealed non-executable one cannot be executed.
+    let r = agent.python(
+        r#"
+say("memfd_exec", attempt(lambda: os.memfd_create("x", 0)))
+say("memfd_exec_flag", attempt(lambda: os.memfd_create("x", 0x10)))
+fd = os.memfd_create("x", 0x8)
+os.write(fd, open("/usr/bin/true", "rb").read())
+say("memfd_sealed", attempt(lambda: os.execv(f"/proc/self/fd/{fd}", ["x"])))
+"#,
+    );
+    r.assert_said("memfd_exec", "EPERM");
+    r.assert_said("memfd_exec_flag", "EPERM");
+    r.assert_said("memfd_sealed", "EACCES");
+
+    // Nor a program that is on the system PATH but not listed.
+    let r = agent.python(r#"say("unlisted", attempt(lambda: os.execv("/usr/bin/id", ["id"])))"#);
+    r.assert_said("unlisted", "EACCES");
+}
+
+#[test]
+fn a_script_whose_interpreter_is_not_allowed_does_not_run() {
+    // A `#!` script on the system PATH whose interpreter is perl: listing the script does not
+    // allow its interpreter.
+    let Some(script) = find_script_with_interpreter("/usr/bin/perl") else {
+        require(false, "a perl script on the system PATH");
+        return;
+    };
+    let name = script.file_name().unwrap().to_str().unwrap().to_owned();
+    let agent = Agent::new("script", &format!("commands = [\"{name}\"]\n"));
+    let r = agent.run(&[&name, "--help"]);
+    assert_eq!(r.code, Some(126), "{}", r.raw);
+    assert!(r.json["error"].as_str().unwrap().contains("Permission denied"), "{}", r.raw);
+    // Listing the interpreter too lets it start, so the refusal above was the interpreter's.
+    let both = Agent::new("script2", &format!("commands = [\"{name}\", \"perl\"]\n"));
+    let r = both.run(&[&name, "--help"]);
+    assert_ne!(r.code, Some(126), "{}", r.raw);
+}
+
+fn find_script_with_interpreter(interpreter: &str) -> Option<std::path::PathBuf> {
+    let prefix = format!("#!{interpreter}");
+    let mut entries: Vec<_> = std::fs::read_dir("/usr/bin").ok()?.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    entries.into_iter().find(|p| {
+        let Ok(meta) = std::fs::symlink_metadata(p) else { return false };
+        use std::os::unix::fs::PermissionsExt as _;
+        meta.is_file()
+            && meta.permissions().mode() & 0o111 != 0
+            && std::fs::read(p).is_ok_and(|b| b.starts_with(prefix.as_bytes()))
+    })
+}
+
+#[test]
+fn files_are_reached_only_as_granted() {
+    let agent = Agent::new("files", PY);
+    let outside = agent.dir.file("outside.txt", "secret");
+    std::fs::write(agent.home.join("readable.txt"), "hello").unwrap();
+    let r = agent.python(&format!(
+        r#"
+home = os.path.expanduser("~")
+say("read_home", open(home + "/readable.txt").read())
+say("read_outside", attempt(lambda: open("{outside}").read()))
+say("write_home", attempt(lambda: open(home + "/new.txt", "w").write("x")))
+say("write_files", attempt(lambda: open(home + "/Link/Files/new.txt", "w").write("x")))
+say("truncate_readonly", attempt(lambda: os.truncate(home + "/readable.txt", 0)))
+say("rename_out", attempt(lambda: os.rename(home + "/Link/Files/new.txt", home + "/moved.txt")))
+say("symlink", attempt(lambda: os.symlink("/etc/passwd", home + "/Link/Files/link")))
+say("fifo", attempt(lambda: os.mkfifo(home + "/Link/Files/fifo")))
+say("mknod_sock", attempt(lambda: os.mknod(home + "/Link/Files/sock", 0o600 | 0o140000)))
+say("write_etc", attempt(lambda: open("/etc/lnk-test", "w")))
+say("list_root_tmp", attempt(lambda: os.listdir("/tmp")))
+say("sys", attempt(lambda: os.listdir("/sys")))
+"#,
+        outside = outside.display()
+    ));
+    r.assert_said("read_home", "hello");
+    r.assert_said("read_outside", "EACCES");
+    r.assert_said("write_home", "EACCES");
+    r.assert_said("write_files", "ok");
+    r.assert_said("truncate_readonly", "EACCES");
+    r.assert_said("rename_out", "EACCES");
+    r.assert_said("symlink", "EACCES");
+    r.assert_said("fifo", "EACCES");
+    r.assert_said("mknod_sock", "EACCES");
+    r.assert_said("write_etc", "EACCES");
+    r.assert_said("list_root_tmp", "EACCES");
+    r.assert_said("sys", "EACCES");
+    assert_eq!(std::fs::read_to_string(agent.home.join("Link/Files/new.txt")).unwrap(), "x");
+    assert_eq!(std::fs::read_to_string(agent.home.join("readable.txt")).unwrap(), "hello");
+}
+
+#[test]
+fn a_grant_through_a_symlink_is_refused() {
+    let agent = Agent::new("symlink-grant", "commands = [\"true\"]\n[files]\nwrite = [\"~/Link/Files/proj\"]\n");
+    // Code the agent ran earlier planted a link where a grant points, aiming at a secret folder.
+    std::fs::create_dir_all(agent.dir.join("secret")).unwrap();
+    std::os::unix::fs::symlink(agent.dir.join("secret"), agent.home.join("Link/Files/proj")).unwrap();
+    let r = agent.run(&["true"]);
+    assert_eq!(r.code, Some(126), "{}", r.raw);
+    assert!(r.json["error"].as_str().unwrap().contains("symbolic link"), "{}", r.raw);
+
+    // A link in a middle component is refused too.
+    let agent = Agent::new("symlink-mid", "commands = [\"true\"]\n[files]\nread = [\"~/Link/Files/lnk/inner\"]\n");
+    std::fs::create_dir_all(agent.dir.join("real/inner")).unwrap();
+    std::os::unix::fs::symlink(agent.dir.join("real"), agent.home.join("Link/Files/lnk")).unwrap();
+    let r = agent.run(&["true"]);
+    assert_eq!(r.code, Some(126), "{}", r.raw);
+}
+
+#[test]
+fn a_write_grant_over_the_agents_records_is_refused() {
+    let agent = Agent::new("records", "commands = [\"true\"]\n[files]\nwrite = [\"~\"]\n");
+    let records = agent.home.join("Link/Agents/a");
+    std::fs::create_dir_all(&records).unwrap();
+    let r = Report::from(run(&mut agent.command(&["--agent-dir", records.to_str().unwrap()], &["true"])));
+    assert_eq!(r.code, Some(126), "{}", r.raw);
+    assert!(r.json["error"].as_str().unwrap().contains("records folder"), "{}", r.raw);
+    // The same file without the records folder named runs.
+    assert_eq!(agent.run(&["true"]).code, Some(0));
+}
+
+#[test]
+fn each_call_has_a_fresh_private_tmp_removed_at_its_end() {
+    let agent = Agent::new("tmp", PY);
+    let r = agent.run(&["sh", "-c", "echo $TMPDIR; ls -A $TMPDIR; echo x > $TMPDIR/f && cat $TMPDIR/f"]);
+    let lines: Vec<&str> = r.out().lines().collect();
+    assert_eq!(lines.len(), 2, "a fresh, empty tmp, then the file written: {}", r.raw);
+    assert_eq!(lines[1], "x");
+    let tmp = std::path::Path::new(lines[0]);
+    assert!(!tmp.exists(), "the call's tmp is removed when it ends");
+    let r2 = agent.run(&["sh", "-c", "echo $TMPDIR"]);
+    assert_ne!(r2.out().trim(), lines[0], "each call gets its own");
+}
+
+#[test]
+fn only_the_helpers_environment_crosses() {
+    let agent = Agent::new("env", PY);
+    let script = "import os; print('\\n'.join(f'{k}={v}' for k, v in sorted(os.environ.items())))";
+    let mut cmd = agent.command(&["--env", "EXTRA=1"], &["python3", "-c", script]);
+    cmd.env("LD_PRELOAD", "/tmp/evil.so").env("SECRET_TOKEN", "x").env("PATH", "/tmp/evil:/usr/bin");
+    let r = Report::from(run(&mut cmd));
+    let names: Vec<&str> = r.out().lines().map(|l| l.split('=').next().unwrap()).collect();
+    assert_eq!(names, ["EXTRA", "HOME", "LANG", "PATH", "TERM", "TMPDIR"], "{}", r.raw);
+    assert!(r.out().contains("PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin\n"));
+}
+
+#[test]
+fn only_standard_streams_cross_and_stdin_is_dev_null() {
+    use std::os::unix::process::CommandExt as _;
+    let agent = Agent::new("fds", PY);
+    let leaked = std::fs::File::open(&agent.policy).unwrap();
+    let mut cmd = agent.command(&[], &["python3", "-c", "import os; print(sorted(os.listdir('/proc/self/fd'))); print(os.readlink('/proc/self/fd/0'))"]);
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&leaked);
+    // SAFETY: dup2 in the forked child, onto a number the child does not use otherwise.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::dup2(raw, 9) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let r = Report::from(run(&mut cmd));
+    let lines: Vec<&str> = r.out().lines().collect();
+    // 0, 1, 2 and the descriptor listdir itself opened.
+    assert_eq!(lines[0], "['0', '1', '2', '3']", "{}", r.raw);
+    assert_eq!(lines[1], "/dev/null");
+}
+
+#[test]
+fn no_new_privileges_and_no_controlling_terminal() {
+    let agent = Agent::new("nnp", PY);
+    let r = agent.python(
+        r#"
+status = open("/proc/self/status").read()
+say("nnp", [l.split()[1] for l in status.splitlines() if l.startswith("NoNewPrivs")][0])
+stat = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+say("tty_nr", stat[4])
+say("own_session", os.getsid(0) == os.getpgid(0))
+say("group_is_parents", os.getpgid(0) == os.getpgid(os.getppid()))
+"#,
+    );
+    r.assert_said("nnp", "1");
+    r.assert_said("tty_nr", "0");
+    r.assert_said("own_session", "True");
+    // The program's parent is the keeper, which leads the group.
+    r.assert_said("group_is_parents", "True");
+}
+
+#[test]
+fn internet_is_refused_until_the_proxy_exists() {
+    let agent = Agent::new("net", "commands = [\"true\"]\n[internet]\nhosts = [\"example.org\"]\n");
+    let r = agent.run(&["true"]);
+    assert_eq!(r.code, Some(125), "{}", r.raw);
+    assert!(r.json["error"].as_str().unwrap().contains("not supported yet"), "{}", r.raw);
+}
+
+#[test]
+fn the_report_says_what_was_enforced() {
+    let agent = Agent::new("report", PY);
+    let r = agent.run(&["true"]);
+    let e = &r.json["enforced"];
+    assert_eq!(e["landlock_abi_required"], 6);
+    assert!(e["landlock_abi"].as_u64().unwrap() >= 6);
+    assert_eq!(e["seccomp"], true);
+    assert_eq!(e["network"], "none");
+    assert!(e["executables"].as_u64().unwrap() >= 2, "{}", r.raw);
+    assert_eq!(r.json["exit_code"], 0);
+    assert_eq!(r.json["program_exit_code"], 0);
+    assert!(r.json["wall_ms"].is_u64());
+}
