@@ -13,7 +13,8 @@
 //! |---|---|
 //! | `[files] read` roots | read files, list folders |
 //! | `[files] write` roots and the call's private tmp | read, write, create and remove files and folders, rename and link within, truncate; never symlinks, FIFOs, sockets or devices |
-//! | system folders (`/usr`, `/lib*`, `/bin`, `/sbin`, `/etc`, `/proc`) | read |
+//! | system folders (`/usr`, `/lib*`, `/bin`, `/sbin`, `/etc`) | read |
+//! | `/proc/cpuinfo`, `meminfo`, `stat`, `loadavg`, `uptime`, `version`, `filesystems`, `sys/` | read (no `/proc/<pid>`) |
 //! | `/dev/null`, `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom` | read, write (no ioctl) |
 //! | each allowed program's file and its loader | execute (nothing else is executable) |
 //! | `commands = ["*"]` | execute beneath the system folders instead |
@@ -47,10 +48,22 @@ pub const REQUIRED_LANDLOCK_ABI: u32 = landlock_abi::SCOPES;
 const PINNED_ABI: ABI = ABI::V6;
 
 /// Folders every program may read, as it needs them to start (loader, libraries, locale,
-/// certificates, `/proc/self`). Symlinked ones (`/bin` → `usr/bin`) are skipped: their target
-/// is in the list.
-const SYSTEM_READ: &[&str] =
-    &["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/proc"];
+/// certificates). Symlinked ones (`/bin` → `usr/bin`) are skipped: their target is in the list.
+const SYSTEM_READ: &[&str] = &["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc"];
+/// What of `/proc` a program may read: system-wide figures only. No `/proc/<pid>` folder, not
+/// even the program's own: Landlock's ptrace check lets a sandboxed process read another
+/// same-user process's `environ`, `maps` and `cmdline` (only `mem` is refused), and the
+/// harness's environment holds its secrets.
+const PROC_READ: &[&str] = &[
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+    "/proc/stat",
+    "/proc/loadavg",
+    "/proc/uptime",
+    "/proc/version",
+    "/proc/filesystems",
+    "/proc/sys",
+];
 /// Where `commands = ["*"]` may execute: the system PATH and the libraries beside it.
 const SYSTEM_EXEC: &[&str] = &["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin"];
 /// Device files any program may open for reading and writing.
@@ -164,6 +177,11 @@ impl Sandbox {
             })
         };
         ruleset = system(ruleset, SYSTEM_READ, read_rights())?;
+        for path in PROC_READ {
+            if let Ok(Some(fd)) = grants::open_no_symlinks(Path::new(path), false) {
+                ruleset = add(ruleset, fd, read_rights())?;
+            }
+        }
         for device in DEVICES {
             if let Ok(Some(fd)) = grants::open_no_symlinks(Path::new(device), false) {
                 ruleset = add(ruleset, fd, AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate)?;

@@ -88,7 +88,11 @@ impl Agent {
     pub fn command(&self, extra: &[&str], cmd: &[&str]) -> Command {
         let mut c = lnk();
         c.env("HOME", &self.home).current_dir(&self.home);
-        c.args(["sandbox", "run", "--report", "json", "--file"]).arg(&self.policy).args(extra).arg("--").args(cmd);
+        c.args(["sandbox", "run", "--report", "json", "--file"])
+            .arg(&self.policy)
+            .args(extra)
+            .arg("--")
+            .args(cmd);
         c
     }
 
@@ -154,7 +158,9 @@ impl Report {
         self.out()
             .lines()
             .find_map(|l| l.strip_prefix(&prefix))
-            .unwrap_or_else(|| panic!("`{name}` not reported; stdout:\n{}\nstderr:\n{}", self.out(), self.err()))
+            .unwrap_or_else(|| {
+                panic!("`{name}` not reported; stdout:\n{}\nstderr:\n{}", self.out(), self.err())
+            })
             .to_owned()
     }
     pub fn assert_said(&self, name: &str, expected: &str) {
