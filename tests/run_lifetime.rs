@@ -1,0 +1,197 @@
+//! `lnk sandbox run`: nothing the program starts outlives the call, whether it exits, times out,
+//! is stopped, or the helper itself is killed; and the output is kept in bounded memory.
+
+mod common;
+use common::*;
+
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+const POLICY: &str = r#"commands = ["sh", "sleep", "python3", "head", "kill", "setsid"]
+[files]
+read = ["~"]
+write = ["~/Link/Files"]
+[tool.run]
+timeout = 60
+"#;
+
+/// Reads the pids the sandboxed script wrote into `~/Link/Files/<name>`, waiting for them.
+fn pid_file(agent: &Agent, name: &str) -> i32 {
+    let path = agent.home.join("Link/Files").join(name);
+    let until = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            if let Ok(pid) = text.trim().parse() {
+                return pid;
+            }
+        }
+        assert!(Instant::now() < until, "{name} was never written");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether `pid` is still a live process (not a zombie).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+fn assert_all_dead(pids: &[i32], within: Duration) {
+    let until = Instant::now() + within;
+    while pids.iter().any(|p| alive(*p)) {
+        assert!(Instant::now() < until, "still alive: {:?}", pids.iter().filter(|p| alive(**p)).collect::<Vec<_>>());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn spawn(agent: &Agent, script: &str) -> Child {
+    agent.command(&[], &["sh", "-c", script]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
+#[test]
+fn everything_the_program_started_dies_when_it_exits() {
+    let agent = Agent::new("orphans", POLICY);
+    let started = Instant::now();
+    // A background child, a double fork, a TERM-ignoring child, a stopped child, a setsid
+    // attempt: all left behind by a program that exits at once, all holding its output pipes.
+    let r = agent.run(&[
+        "sh",
+        "-c",
+        "cd ~/Link/Files
+         sleep 99 & echo $! > bg
+         (sleep 98 & echo $! > double) &
+         sh -c 'trap \"\" TERM; exec sleep 97' & echo $! > ignores_term
+         sleep 96 & echo $! > stopped; kill -STOP $!
+         setsid sleep 95 2>/dev/null & echo $! > setsid
+         sleep 0.2; echo done",
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.raw);
+    assert!(r.out().contains("done"));
+    assert!(started.elapsed() < Duration::from_secs(10), "the helper did not wait for the orphans' pipes");
+    let pids: Vec<i32> =
+        ["bg", "double", "ignores_term", "stopped", "setsid"].iter().map(|n| pid_file(&agent, n)).collect();
+    assert_all_dead(&pids, Duration::from_secs(2));
+}
+
+#[test]
+fn the_timeout_stops_everything_a_tenth_early_and_keeps_the_output() {
+    let agent = Agent::new("timeout", &POLICY.replace("timeout = 60", "timeout = 2"));
+    let started = Instant::now();
+    let r = agent.run(&["sh", "-c", "echo started; sleep 99 & echo $! > ~/Link/Files/child; wait"]);
+    let elapsed = started.elapsed();
+    assert_eq!(r.code, Some(124), "{}", r.raw);
+    assert_eq!(r.outcome(), "timed_out");
+    assert_eq!(r.json["timed_out"], true);
+    assert!(r.out().contains("started"), "what was printed so far comes back: {}", r.raw);
+    assert!(elapsed >= Duration::from_millis(1800), "stopped at 0.9 × 2 s, not before: {elapsed:?}");
+    assert!(elapsed < Duration::from_secs(5), "and returned promptly: {elapsed:?}");
+    assert_all_dead(&[pid_file(&agent, "child")], Duration::from_secs(2));
+}
+
+#[test]
+fn the_timeout_holds_when_a_grandchild_keeps_the_pipes_open() {
+    let agent = Agent::new("pipes", &POLICY.replace("timeout = 60", "timeout = 2"));
+    let started = Instant::now();
+    // The program waits on a child that holds stdout and stderr and never ends.
+    let r = agent.run(&["sh", "-c", "(exec sleep 99) & wait"]);
+    assert_eq!(r.code, Some(124), "{}", r.raw);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+fn stop_with(signal: i32, expected_code: i32) {
+    let agent = Agent::new("stop", POLICY);
+    let mut child = spawn(&agent, "sleep 99 & echo $! > ~/Link/Files/child; echo ready; wait");
+    let pid = pid_file(&agent, "child");
+    // SAFETY: signals the helper this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let r = Report::from(out);
+    assert_eq!(r.code, Some(expected_code), "{}", r.raw);
+    assert_eq!(r.outcome(), "stopped");
+    assert_eq!(r.json["stop_signal"], signal);
+    assert_all_dead(&[pid], Duration::from_secs(2));
+}
+
+#[test]
+fn sigterm_to_the_helper_stops_everything() {
+    stop_with(libc::SIGTERM, 128 + libc::SIGTERM);
+}
+
+#[test]
+fn sigint_to_the_helper_stops_everything() {
+    stop_with(libc::SIGINT, 128 + libc::SIGINT);
+}
+
+#[test]
+fn nothing_survives_the_helper_being_killed() {
+    let agent = Agent::new("sigkill", POLICY);
+    let mut child = spawn(
+        &agent,
+        "cd ~/Link/Files; echo $$ > leader; sleep 99 & echo $! > bg; (sleep 98 & echo $! > double) & echo $TMPDIR > tmp; wait",
+    );
+    let pids = [pid_file(&agent, "leader"), pid_file(&agent, "bg"), pid_file(&agent, "double")];
+    let tmp = PathBuf::from(std::fs::read_to_string(agent.home.join("Link/Files/tmp")).unwrap().trim());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_all_dead(&pids, Duration::from_secs(3));
+    // The killed call's tmp folder is removed by the next call.
+    let _ = agent.run(&["sh", "-c", "true"]);
+    assert!(!tmp.exists(), "{} should have been swept", tmp.display());
+}
+
+#[test]
+fn output_keeps_start_and_end_and_says_what_was_cut() {
+    let agent = Agent::new("cut", &POLICY.replace("timeout = 60", "timeout = 60\noutput = 1000"));
+    let r = agent.run(&["python3", "-c", "for i in range(100000): print(f'line {i}')"]);
+    let out = r.out();
+    assert!(out.starts_with("line 0\nline 1\n"), "{}", &out[..100.min(out.len())]);
+    assert!(out.ends_with("line 99999\n"));
+    assert!(out.contains("[… lnk cut "), "{out}");
+    let s = &r.json["stdout"];
+    assert_eq!(s["bytes"], 1_088_890);
+    assert!(s["cut_chars"].as_u64().unwrap() > 1_080_000);
+    assert!(out.chars().count() < 1100);
+}
+
+#[test]
+fn memory_stays_bounded_however_much_is_printed() {
+    let agent = Agent::new("flood", POLICY);
+    let bytes: u64 = 512 << 20;
+    let mut child = agent
+        .command(&[], &["head", "-c", &bytes.to_string(), "/dev/zero"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let mut stdout = child.stdout.take().unwrap();
+    let mut report = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut report).unwrap();
+    // SAFETY: wait4 on the child this test spawned, into a zeroed rusage.
+    let maxrss_kib = unsafe {
+        let mut status = 0;
+        let mut usage: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::wait4(pid, &mut status, 0, &mut usage), pid);
+        usage.ru_maxrss
+    };
+    let json: serde_json::Value = serde_json::from_str(report.trim()).unwrap();
+    assert_eq!(json["stdout"]["bytes"], bytes);
+    assert!(maxrss_kib < 40 * 1024, "the helper's peak RSS was {maxrss_kib} KiB for {bytes} bytes printed");
+}
+
+#[test]
+fn the_text_report_is_for_a_person() {
+    let agent = Agent::new("text", &POLICY.replace("timeout = 60", "timeout = 1"));
+    let out = run(lnk()
+        .env("HOME", &agent.home)
+        .args(["sandbox", "run", "--file"])
+        .arg(&agent.policy)
+        .args(["--", "sh", "-c", "echo out; echo err >&2; sleep 9"]));
+    assert_eq!(out.status.code(), Some(124));
+    assert_eq!(stdout(&out), "out\n");
+    let err = stderr(&out);
+    assert!(err.starts_with("err\nlnk: timed out after "), "{err}");
+}
