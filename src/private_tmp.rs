@@ -8,7 +8,9 @@
 //!
 //! The helper holds an exclusive `flock` on the call's folder for the call's life. The folder is
 //! removed when the call ends, and if the helper is killed before it can remove it, the next call
-//! finds the lock free and removes it: a free lock always means its call is over. Removal never
+//! finds the lock free and removes it: a free lock always means its call is over. Creating a
+//! folder and taking its lock happen under a shared lock on the base folder, and a sweep under
+//! an exclusive one, so a sweep never mistakes a folder being born for one whose call is over. Removal never
 //! follows a symlink the program planted (`std::fs::remove_dir_all` works through descriptors).
 
 use std::os::fd::OwnedFd;
@@ -29,7 +31,13 @@ impl PrivateTmp {
         let uid = rustix::process::getuid().as_raw();
         let base = std::env::temp_dir().join(format!("lnk-{uid}"));
         let base_fd = open_private_base(&base, uid)?;
+        // A sweep holds the base folder's lock exclusively, a creation shares it, so a sweep can
+        // never find a folder that was just made and not yet locked by its call.
+        let lock_base =
+            |op| rustix::fs::flock(&base_fd, op).map_err(|e| format!("cannot lock {}: {e}", base.display()));
+        lock_base(FlockOperation::LockExclusive)?;
         sweep_stale(&base, &base_fd);
+        lock_base(FlockOperation::LockShared)?;
         let pid = rustix::process::getpid().as_raw_nonzero();
         for attempt in 0u32..100 {
             let nanos = std::time::SystemTime::now()

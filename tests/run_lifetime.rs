@@ -42,7 +42,11 @@ fn alive(pid: i32) -> bool {
 fn assert_all_dead(pids: &[i32], within: Duration) {
     let until = Instant::now() + within;
     while pids.iter().any(|p| alive(*p)) {
-        assert!(Instant::now() < until, "still alive: {:?}", pids.iter().filter(|p| alive(**p)).collect::<Vec<_>>());
+        assert!(
+            Instant::now() < until,
+            "still alive: {:?}",
+            pids.iter().filter(|p| alive(**p)).collect::<Vec<_>>()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -103,7 +107,7 @@ fn the_timeout_holds_when_a_grandchild_keeps_the_pipes_open() {
 
 fn stop_with(signal: i32, expected_code: i32) {
     let agent = Agent::new("stop", POLICY);
-    let mut child = spawn(&agent, "sleep 99 & echo $! > ~/Link/Files/child; echo ready; wait");
+    let child = spawn(&agent, "sleep 99 & echo $! > ~/Link/Files/child; echo ready; wait");
     let pid = pid_file(&agent, "child");
     // SAFETY: signals the helper this test started.
     assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
@@ -157,6 +161,7 @@ fn output_keeps_start_and_end_and_says_what_was_cut() {
 }
 
 #[test]
+#[allow(clippy::zombie_processes)] // reaped with wait4 below, which also gives its peak RSS
 fn memory_stays_bounded_however_much_is_printed() {
     let agent = Agent::new("flood", POLICY);
     let bytes: u64 = 512 << 20;
@@ -178,7 +183,7 @@ fn memory_stays_bounded_however_much_is_printed() {
         usage.ru_maxrss
     };
     let json: serde_json::Value = serde_json::from_str(report.trim()).unwrap();
-    assert_eq!(json["stdout"]["bytes"], bytes);
+    assert_eq!(json["stdout"]["bytes"], bytes, "{report}");
     assert!(maxrss_kib < 40 * 1024, "the helper's peak RSS was {maxrss_kib} KiB for {bytes} bytes printed");
 }
 

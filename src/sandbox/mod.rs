@@ -322,3 +322,29 @@ fn resolve_program(req: &SandboxRequest<'_>, exec_files: &mut Vec<ExecFile>) -> 
             .map_err(|e| Refusal::not_found(format!("`{}`: {e}", name.escape_debug()))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(landlock: Result<u32, String>, seccomp: Result<(), String>) -> KernelSupport {
+        let none = || Err("not probed".to_owned());
+        KernelSupport {
+            landlock,
+            seccomp,
+            seccomp_notify: none(),
+            user_namespaces: none(),
+            pidfd: none(),
+            openat2: none(),
+        }
+    }
+
+    #[test]
+    fn an_old_landlock_abi_is_refused_by_name() {
+        let r = check_kernel(&kernel(Ok(5), Ok(()))).unwrap_err();
+        assert_eq!(r.exit_code, 125);
+        assert!(r.message.contains("Landlock ABI is 5; lnk needs ABI 6"), "{}", r.message);
+        assert!(check_kernel(&kernel(Ok(6), Ok(()))).is_ok());
+        assert!(check_kernel(&kernel(Ok(7), Err("x".into()))).unwrap_err().message.contains("seccomp"));
+    }
+}

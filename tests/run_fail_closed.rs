@@ -1,0 +1,82 @@
+//! `lnk sandbox run` on a kernel that lacks what it needs refuses (exit 125) and names the
+//! missing guarantee; it never runs the program with less confinement. An old kernel is
+//! simulated by running the helper under a seccomp filter that makes a feature's system call
+//! fail the way an old kernel's does.
+
+mod common;
+use common::*;
+
+use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt as _;
+
+use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch};
+
+fn filter_failing(syscall: i64, errno: i32) -> BpfProgram {
+    let arch = TargetArch::try_from(std::env::consts::ARCH).unwrap();
+    SeccompFilter::new(
+        BTreeMap::from([(syscall, Vec::new())]),
+        SeccompAction::Allow,
+        SeccompAction::Errno(errno as u32),
+        arch,
+    )
+    .unwrap()
+    .try_into()
+    .unwrap()
+}
+
+/// Runs `lnk sandbox run -- sh -c 'echo RAN'` with `syscall` failing with `errno`.
+fn run_on_simulated_kernel(syscall: i64, errno: i32) -> Report {
+    let agent = Agent::new("old-kernel", "commands = [\"sh\"]\n");
+    let mut cmd = agent.command(&[], &["sh", "-c", "echo RAN"]);
+    let filter = filter_failing(syscall, errno);
+    // SAFETY: installs a seccomp filter in the forked child before exec; apply_filter only
+    // makes the prctl and seccomp system calls.
+    unsafe {
+        cmd.pre_exec(move || {
+            seccompiler::apply_filter(&filter).map_err(|e| std::io::Error::other(e.to_string()))
+        });
+    }
+    Report::from(run(&mut cmd))
+}
+
+#[test]
+fn without_landlock_nothing_runs() {
+    let r = run_on_simulated_kernel(libc::SYS_landlock_create_ruleset, libc::ENOSYS);
+    assert_eq!(r.code, Some(125), "{}", r.raw);
+    assert_eq!(r.outcome(), "unsupported");
+    let error = r.json["error"].as_str().unwrap();
+    assert!(error.contains("Landlock is unavailable (not in this kernel (ENOSYS))"), "{error}");
+    assert!(!r.raw.contains("RAN"), "the program must not have run: {}", r.raw);
+}
+
+#[test]
+fn with_landlock_disabled_at_boot_nothing_runs() {
+    let r = run_on_simulated_kernel(libc::SYS_landlock_create_ruleset, libc::EOPNOTSUPP);
+    assert_eq!(r.code, Some(125), "{}", r.raw);
+    assert!(r.json["error"].as_str().unwrap().contains("turned off"), "{}", r.raw);
+    assert!(!r.raw.contains("RAN"));
+}
+
+#[test]
+fn without_seccomp_nothing_runs() {
+    let r = run_on_simulated_kernel(libc::SYS_seccomp, libc::EINVAL);
+    assert_eq!(r.code, Some(125), "{}", r.raw);
+    assert!(r.json["error"].as_str().unwrap().contains("seccomp filters are unavailable"), "{}", r.raw);
+    assert!(!r.raw.contains("RAN"));
+}
+
+#[test]
+fn status_says_what_a_simulated_old_kernel_lacks() {
+    let filter = filter_failing(libc::SYS_landlock_create_ruleset, libc::ENOSYS);
+    let mut cmd = lnk();
+    cmd.args(["sandbox", "status"]);
+    // SAFETY: as above.
+    unsafe {
+        cmd.pre_exec(move || {
+            seccompiler::apply_filter(&filter).map_err(|e| std::io::Error::other(e.to_string()))
+        });
+    }
+    let text = stdout(&run(&mut cmd));
+    assert!(text.contains("Landlock:                  unavailable: not in this kernel (ENOSYS)"), "{text}");
+    assert!(text.contains("NO   files: reads and writes only beneath the grants"), "{text}");
+}
