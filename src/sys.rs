@@ -137,17 +137,14 @@ pub fn cloexec_from(first: u32) -> Result<(), io::Error> {
     Ok(())
 }
 
-/// Every signal back to its default action and an empty signal mask, as a program expects to
-/// start (Rust ignores SIGPIPE, and the helper blocks the signals it reads through signalfd).
+/// The signal state a program expects to start with: SIGPIPE at its default action (Rust's
+/// runtime ignores it, and an ignored signal stays ignored across `execve`) and an empty mask (the
+/// helper blocks the signals it reads through signalfd). Handlers need no reset: `execve` resets
+/// every caught signal to its default. Other signals the harness itself ignored stay ignored, as
+/// POSIX (and `nohup`) intend.
 pub fn reset_signals() {
-    for sig in 1..libc::SIGRTMAX() {
-        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
-            continue;
-        }
-        // SAFETY: SIG_DFL is a valid disposition for every catchable signal; errors for numbers
-        // the C library reserves are ignored.
-        unsafe { libc::signal(sig, libc::SIG_DFL) };
-    }
+    // SAFETY: SIG_DFL is a valid disposition for SIGPIPE.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     set_signal_mask(&[], libc::SIG_SETMASK);
 }
 

@@ -12,7 +12,7 @@
 //! must be granted on the file the kernel finally runs. The folders themselves are system
 //! folders, writable only by root.
 
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{Mode, OFlags, ResolveFlags};
@@ -116,9 +116,17 @@ pub struct ExecFile {
     pub id: (u64, u64),
 }
 
+/// The files the sandbox may execute, each once, and the loaders already opened (by the path
+/// programs name them with, so the common loader is opened once, not once per program).
+#[derive(Default)]
+pub struct ExecFiles {
+    pub files: Vec<ExecFile>,
+    loaders: Vec<PathBuf>,
+}
+
 /// Opens an allowed program by name through the system PATH folders, following the last link,
 /// and the dynamic loader it asks for. `Ok(None)` when no folder has it.
-pub fn open_program(name: &str, out: &mut Vec<ExecFile>) -> Result<Option<PathBuf>, GrantError> {
+pub fn open_program(name: &str, out: &mut ExecFiles) -> Result<Option<PathBuf>, GrantError> {
     for folder in SYSTEM_PATH {
         let path = Path::new(folder).join(name);
         let Ok(fd) =
@@ -131,57 +139,55 @@ pub fn open_program(name: &str, out: &mut Vec<ExecFile>) -> Result<Option<PathBu
         if !regular || stat.st_mode & 0o111 == 0 {
             continue;
         }
-        let mut head = [0u8; 4096];
-        let n = rustix::io::pread(&fd, &mut head, 0).unwrap_or(0);
-        push_unique(out, fd, (stat.st_dev, stat.st_ino));
-        if let Executable::Elf { interpreter: Some(loader) } = elf::classify(&head[..n]) {
-            open_loader(&loader, out)?;
-        }
+        add_with_loader(out, fd, (stat.st_dev, stat.st_ino))?;
         return Ok(Some(path));
     }
     Ok(None)
 }
 
+/// Adds an opened program and, if it is a dynamically linked ELF file, its loader.
+fn add_with_loader(out: &mut ExecFiles, fd: OwnedFd, id: (u64, u64)) -> Result<(), GrantError> {
+    if out.files.iter().any(|f| f.id == id) {
+        return Ok(());
+    }
+    // The loader's name is in the program headers, which linkers put in the first kilobyte.
+    let mut head = [0u8; 2048];
+    let n = rustix::io::pread(&fd, &mut head, 0).unwrap_or(0);
+    out.files.push(ExecFile { fd, id });
+    if let Executable::Elf { interpreter: Some(loader) } = elf::classify(&head[..n]) {
+        if !out.loaders.contains(&loader) {
+            open_loader(&loader, out)?;
+            out.loaders.push(loader);
+        }
+    }
+    Ok(())
+}
+
 /// The loader is named by the program's file; it is opened following links (it is usually a
 /// link into /usr/lib) and must be a regular file.
-fn open_loader(loader: &Path, out: &mut Vec<ExecFile>) -> Result<(), GrantError> {
+fn open_loader(loader: &Path, out: &mut ExecFiles) -> Result<(), GrantError> {
     let fd = rustix::fs::open(loader, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
         .map_err(|e| GrantError::Other(loader.to_owned(), std::io::Error::from(e).to_string()))?;
     let stat = rustix::fs::fstat(&fd).map_err(|e| GrantError::Other(loader.to_owned(), e.to_string()))?;
     if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
         return Err(GrantError::WrongKind(loader.to_owned(), "a regular file"));
     }
-    push_unique(out, fd, (stat.st_dev, stat.st_ino));
+    let id = (stat.st_dev, stat.st_ino);
+    if !out.files.iter().any(|f| f.id == id) {
+        out.files.push(ExecFile { fd, id });
+    }
     Ok(())
 }
 
-fn push_unique(out: &mut Vec<ExecFile>, fd: OwnedFd, id: (u64, u64)) {
-    if !out.iter().any(|f| f.id == id) {
-        out.push(ExecFile { fd, id });
-    }
-}
-
 /// Opens the running `lnk` binary, for the file tool's sandbox, whose only program is lnk.
-pub fn open_self(out: &mut Vec<ExecFile>) -> Result<PathBuf, GrantError> {
+pub fn open_self(out: &mut ExecFiles) -> Result<PathBuf, GrantError> {
     let exe = std::fs::read_link("/proc/self/exe")
         .map_err(|e| GrantError::Other(PathBuf::from("/proc/self/exe"), e.to_string()))?;
     let fd = rustix::fs::open(&exe, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
         .map_err(|e| GrantError::Other(exe.clone(), e.to_string()))?;
     let stat = rustix::fs::fstat(&fd).map_err(|e| GrantError::Other(exe.clone(), e.to_string()))?;
-    let mut head = [0u8; 4096];
-    let n = rustix::io::pread(&fd, &mut head, 0).unwrap_or(0);
-    push_unique(out, fd, (stat.st_dev, stat.st_ino));
-    if let Executable::Elf { interpreter: Some(loader) } = elf::classify(&head[..n]) {
-        open_loader(&loader, out)?;
-    }
+    add_with_loader(out, fd, (stat.st_dev, stat.st_ino))?;
     Ok(exe)
-}
-
-/// Whether `fd` is a folder (for error messages about grants that are files).
-pub fn is_dir(fd: impl AsFd) -> bool {
-    rustix::fs::fstat(fd)
-        .map(|s| rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::Directory)
-        .unwrap_or(false)
 }
 
 #[cfg(test)]
@@ -210,9 +216,12 @@ mod tests {
 
     #[test]
     fn programs_come_with_their_loader() {
-        let mut files = Vec::new();
+        let mut files = ExecFiles::default();
         assert!(open_program("sh", &mut files).unwrap().is_some());
-        assert!(files.len() >= 2, "sh and its dynamic loader");
+        assert!(files.files.len() >= 2, "sh and its dynamic loader");
+        let before = files.files.len();
+        assert!(open_program("sh", &mut files).unwrap().is_some());
+        assert_eq!(files.files.len(), before, "each file is granted once");
         assert!(open_program("no-such-program-lnk", &mut files).unwrap().is_none());
     }
 }

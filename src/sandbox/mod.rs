@@ -41,7 +41,7 @@ use crate::flags::SandboxFlags;
 use crate::kernel::{KernelSupport, landlock_abi};
 use crate::paths::overlaps;
 use crate::sandbox_file::{Commands, Tool};
-use grants::{ExecFile, GrantError};
+use grants::{ExecFiles, GrantError};
 
 /// The Landlock ABI lnk needs: 6, for the signal and abstract-socket scopes.
 pub const REQUIRED_LANDLOCK_ABI: u32 = landlock_abi::SCOPES;
@@ -156,7 +156,7 @@ impl Sandbox {
             }
         }
 
-        let mut exec_files = Vec::new();
+        let mut exec_files = ExecFiles::default();
         let program_path = resolve_program(req, &mut exec_files)?;
 
         let mut missing_grants = Vec::new();
@@ -170,7 +170,7 @@ impl Sandbox {
 
         let system = |ruleset: RulesetCreated, paths: &[&str], rights: BitFlags<AccessFs>| {
             paths.iter().try_fold(ruleset, |rs, p| match grants::open_no_symlinks(Path::new(p), true) {
-                Ok(Some(fd)) => add(rs, fd, rights),
+                Ok(Some(fd)) => add(rs, fd, rights, Kind::Folder),
                 // A missing or symlinked system folder is covered by its target (usrmerge).
                 Ok(None) | Err(GrantError::Symlink(_)) | Err(GrantError::WrongKind(..)) => Ok(rs),
                 Err(e) => Err(Refusal::kernel(e.to_string())),
@@ -179,12 +179,17 @@ impl Sandbox {
         ruleset = system(ruleset, SYSTEM_READ, read_rights())?;
         for path in PROC_READ {
             if let Ok(Some(fd)) = grants::open_no_symlinks(Path::new(path), false) {
-                ruleset = add(ruleset, fd, read_rights())?;
+                ruleset = add(ruleset, fd, read_rights(), Kind::Either)?;
             }
         }
         for device in DEVICES {
             if let Ok(Some(fd)) = grants::open_no_symlinks(Path::new(device), false) {
-                ruleset = add(ruleset, fd, AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate)?;
+                ruleset = add(
+                    ruleset,
+                    fd,
+                    AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate,
+                    Kind::File,
+                )?;
             }
         }
         let executables = match req.flags.commands {
@@ -193,9 +198,9 @@ impl Sandbox {
                 None
             }
             _ => {
-                let n = exec_files.len();
-                for file in exec_files {
-                    ruleset = add(ruleset, file.fd, AccessFs::Execute | AccessFs::ReadFile)?;
+                let n = exec_files.files.len();
+                for file in exec_files.files {
+                    ruleset = add(ruleset, file.fd, AccessFs::Execute | AccessFs::ReadFile, Kind::File)?;
                 }
                 Some(n)
             }
@@ -203,14 +208,14 @@ impl Sandbox {
         for (dirs, rights) in [(&req.flags.read, read_rights()), (&req.flags.write, write_rights())] {
             for dir in dirs {
                 match grants::open_no_symlinks(dir, true) {
-                    Ok(Some(fd)) => ruleset = add(ruleset, fd, rights)?,
+                    Ok(Some(fd)) => ruleset = add(ruleset, fd, rights, Kind::Folder)?,
                     Ok(None) => missing_grants.push(dir.clone()),
                     Err(e) => return Err(Refusal::refused(e.to_string())),
                 }
             }
         }
         match grants::open_no_symlinks(req.private_tmp, true) {
-            Ok(Some(fd)) => ruleset = add(ruleset, fd, write_rights())?,
+            Ok(Some(fd)) => ruleset = add(ruleset, fd, write_rights(), Kind::Folder)?,
             _ => {
                 return Err(Refusal::kernel(
                     "the call's private tmp folder vanished before the sandbox was made",
@@ -245,9 +250,28 @@ impl Sandbox {
     }
 }
 
-fn add(ruleset: RulesetCreated, fd: OwnedFd, rights: BitFlags<AccessFs>) -> Result<RulesetCreated, Refusal> {
+/// What a rule's descriptor is, when the caller knows (opened with `O_DIRECTORY`, or a program).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Folder,
+    File,
+    Either,
+}
+
+fn add(
+    ruleset: RulesetCreated,
+    fd: OwnedFd,
+    rights: BitFlags<AccessFs>,
+    kind: Kind,
+) -> Result<RulesetCreated, Refusal> {
     // A file (a program, a device) takes only the rights that apply to files.
-    let rights = if grants::is_dir(&fd) { rights } else { rights & AccessFs::from_file(PINNED_ABI) };
+    let is_folder = match kind {
+        Kind::Folder => true,
+        Kind::File => false,
+        Kind::Either => rustix::fs::fstat(&fd)
+            .is_ok_and(|s| rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::Directory),
+    };
+    let rights = if is_folder { rights } else { rights & AccessFs::from_file(PINNED_ABI) };
     ruleset
         .add_rule(PathBeneath::new(fd, rights))
         .map_err(|e| Refusal::kernel(format!("cannot add a Landlock rule: {e}")))
@@ -278,7 +302,7 @@ pub fn check_kernel(kernel: &KernelSupport) -> Result<(), Refusal> {
 
 /// Checks the program against `commands`, finds it on the system PATH, and opens every file
 /// the sandbox may execute. Returns the path to execute.
-fn resolve_program(req: &SandboxRequest<'_>, exec_files: &mut Vec<ExecFile>) -> Result<PathBuf, Refusal> {
+fn resolve_program(req: &SandboxRequest<'_>, exec_files: &mut ExecFiles) -> Result<PathBuf, Refusal> {
     let name = req.program;
     crate::sandbox_file::values::program_name(name).map_err(Refusal::refused)?;
     let grant_err = |e: GrantError| Refusal::kernel(e.to_string());
