@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Launch-cost benchmark for `lnk sandbox run`, measured side by side in one hyperfine run:
+#   /bin/true                      the program alone
+#   execwrap /bin/true             one extra execve (../shared/bench/execwrap.c)
+#   lljail /bin/true               a minimal C launcher: pgid, no_new_privs, Landlock, seccomp
+#                                  (../shared/bench/lljail.c): the floor
+#   lnk sandbox run -- true        the embedded default (55 programs granted execute)
+#   lnk … --command true -- true   a sandbox allowing one program
+#   bwrap --ro-bind / / /bin/true  bubblewrap, for comparison
+# then the helper's RSS while its child sleeps, and a child printing 1 GiB (throughput beside a
+# bare pipe, and the helper's peak RSS).
+#
+#   bash bench/launch.sh            (needs hyperfine, gcc, bubblewrap: apt-get install …)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+shared=${LNK_SHARED:-../shared}
+out=bench/out
+mkdir -p "$out"
+cargo build --release --quiet
+lnk=$PWD/target/release/lnk
+gcc -O2 -o "$out/lljail" "$shared/bench/lljail.c"
+gcc -O2 -o "$out/execwrap" "$shared/bench/execwrap.c"
+
+cd /  # a folder every sandbox may not read: the launch must not depend on its cwd
+hyperfine -N --warmup 30 --runs 300 --export-json "$OLDPWD/$out/launch.json" \
+  '/bin/true' \
+  "$OLDPWD/$out/execwrap /bin/true" \
+  "$OLDPWD/$out/lljail /bin/true" \
+  "$lnk sandbox run -- true" \
+  "$lnk sandbox run --command true -- true" \
+  'bwrap --ro-bind / / /bin/true'
+cd "$OLDPWD"
+
+python3 - "$out/launch.json" "$lnk" <<'PY'
+import json, os, subprocess, sys, time
+results = json.load(open(sys.argv[1]))["results"]
+lnk = sys.argv[2]
+median = {r["command"]: r["median"] for r in results}
+floor = next(v for k, v in median.items() if "lljail" in k)
+print("\nmedian launch, ratio to lljail (same run):")
+for cmd, m in median.items():
+    print(f"  {m*1e3:7.3f} ms  {m/floor:5.2f}x  {cmd}")
+
+def run_measured(args, stdout=subprocess.DEVNULL):
+    start = time.monotonic()
+    p = subprocess.Popen(args, stdout=stdout, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(p.pid, 0)
+    return time.monotonic() - start, usage.ru_maxrss
+
+# The helper's resident memory while its child sleeps.
+p = subprocess.Popen([lnk, "sandbox", "run", "--", "sleep", "2"], stdout=subprocess.DEVNULL)
+time.sleep(1)
+status = open(f"/proc/{p.pid}/status").read()
+rss = next(l.split()[1] for l in status.splitlines() if l.startswith("VmRSS"))
+p.wait()
+print(f"\nhelper RSS while its child sleeps: {rss} KiB")
+
+gib = str(1 << 30)
+bare, _ = run_measured(["sh", "-c", f"head -c {gib} /dev/zero | cat > /dev/null"])
+inside, peak = run_measured([lnk, "sandbox", "run", "--report", "json", "--", "head", "-c", gib, "/dev/zero"])
+print(f"1 GiB printed: bare pipe {1/bare:.2f} GiB/s, through lnk {1/inside:.2f} GiB/s "
+      f"({bare/inside:.2f}x of bare); helper peak RSS {peak} KiB")
+PY
