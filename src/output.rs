@@ -40,12 +40,22 @@ pub struct Captured {
     pub total_chars: u64,
     pub cut_chars: u64,
     pub cut_lines: u64,
+    /// Bytes not kept. Nonzero whenever anything was cut, even when the cut bytes were not
+    /// characters (invalid UTF-8 made of stray continuation bytes counts no characters).
+    pub cut_bytes: u64,
 }
 
 impl Captured {
     /// Nothing was written.
     pub fn empty() -> Captured {
-        Captured { text: String::new(), total_bytes: 0, total_chars: 0, cut_chars: 0, cut_lines: 0 }
+        Captured {
+            text: String::new(),
+            total_bytes: 0,
+            total_chars: 0,
+            cut_chars: 0,
+            cut_lines: 0,
+            cut_bytes: 0,
+        }
     }
 }
 
@@ -103,6 +113,7 @@ impl OutputTail {
                 total_chars: self.total_chars,
                 cut_chars: 0,
                 cut_lines: 0,
+                cut_bytes: 0,
             };
         }
         let head_chars = self.limit - self.limit / 2;
@@ -123,15 +134,23 @@ impl OutputTail {
             + memchr::memchr_iter(b'\n', tail_part).count()) as u64;
         let cut_chars = self.total_chars.saturating_sub(kept_chars);
         let cut_lines = self.total_lines.saturating_sub(kept_lines);
+        let cut_bytes = self.total_bytes - (head_part.len() + tail_part.len()) as u64;
         let mut text = String::from_utf8_lossy(head_part).into_owned();
-        if cut_chars > 0 {
+        if cut_bytes > 0 {
             if !text.is_empty() && !text.ends_with('\n') {
                 text.push('\n');
             }
             text.push_str(&format!("[… lnk cut {cut_chars} characters ({cut_lines} lines) here …]\n"));
         }
         text.push_str(&String::from_utf8_lossy(tail_part));
-        Captured { text, total_bytes: self.total_bytes, total_chars: self.total_chars, cut_chars, cut_lines }
+        Captured {
+            text,
+            total_bytes: self.total_bytes,
+            total_chars: self.total_chars,
+            cut_chars,
+            cut_lines,
+            cut_bytes,
+        }
     }
 }
 
@@ -238,6 +257,14 @@ mod tests {
     }
 
     #[test]
+    fn invalid_utf8_that_is_cut_is_marked() {
+        // Stray continuation bytes count no characters, but cutting them is still said.
+        let c = capture(1, &[&[0x87; 43]]);
+        assert!(c.cut_bytes > 0);
+        assert!(c.text.contains("[… lnk cut "), "{}", c.text);
+    }
+
+    #[test]
     fn long_output_keeps_start_and_end_with_a_marker() {
         let lines: String = (0..1000).map(|i| format!("line {i:04}\n")).collect();
         let c = capture(200, &[lines.as_bytes()]);
@@ -291,6 +318,19 @@ mod tests {
             let c = t.finish();
             prop_assert_eq!(c.total_bytes, total);
             prop_assert!(c.cut_chars <= c.total_chars);
+        }
+
+        #[test]
+        fn nothing_is_dropped_without_a_marker(
+            data in proptest::collection::vec(any::<u8>(), 0..600),
+            limit in 1usize..50,
+        ) {
+            let c = capture(limit, &[&data]);
+            if c.cut_bytes == 0 {
+                prop_assert_eq!(c.text, String::from_utf8_lossy(&data).into_owned());
+            } else {
+                prop_assert!(c.text.contains("[… lnk cut "));
+            }
         }
 
         #[test]

@@ -98,6 +98,7 @@ impl Report {
                 .num("chars", c.total_chars)
                 .num("cut_chars", c.cut_chars)
                 .num("cut_lines", c.cut_lines)
+                .num("cut_bytes", c.cut_bytes)
                 .finish()
         };
         let opt_num = |o: &mut json::Object, key: &str, v: Option<i32>| {
