@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== cargo test (as $(id -un))"
-cargo test --locked --all-targets
+cargo test --locked --all-targets --features fault-points
 
 if [ "$(id -u)" -ne 0 ]; then
   exit 0
@@ -36,7 +36,7 @@ if ! runuser -u "$user" -- test -r "$src/Cargo.toml"; then
   src=$copy
 fi
 cd "$src"
-tests=$(cargo test --locked --all-targets --no-run --message-format=json 2>/dev/null |
+tests=$(cargo test --locked --all-targets --features fault-points --no-run --message-format=json 2>/dev/null |
   python3 -c '
 import json, sys
 for line in sys.stdin:

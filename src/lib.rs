@@ -20,12 +20,17 @@
 //! | [`output`] | the output capture: start and end of each stream, bounded |
 //! | [`private_tmp`] | each call's own temporary folder |
 //! | [`run`], [`report`] | `lnk sandbox run`, and how a call ended |
+//! | [`background`] | `lnk-link-run`: start, the supervisor, stop, the bridge, output files |
+//! | [`records`] | records, their locks, the proof a group is still the command's, the sweep |
 //! | [`sys`] | the raw system calls no safe wrapper covers (all the kernel-facing `unsafe`) |
 //! | [`json`] | the JSON the harness reads |
 //! | [`cli`] | the command lines, a thin layer over the above |
 
+pub mod background;
 pub mod cli;
 pub mod diagnostic;
+#[cfg(feature = "fault-points")]
+pub mod fault;
 pub mod flags;
 pub mod json;
 pub mod kernel;
@@ -34,6 +39,7 @@ pub mod output;
 pub mod paths;
 pub mod private_tmp;
 pub mod program_path;
+pub mod records;
 pub mod report;
 pub mod run;
 pub mod sandbox;

@@ -82,6 +82,8 @@ pub struct Group {
     status: OwnedFd,
     /// The program's child writes here if setting up the sandbox or `execve` fails.
     failure: OwnedFd,
+    /// What `wait_started` found, once it has looked.
+    started: Option<Option<StartFailure>>,
     reaped: bool,
 }
 
@@ -110,7 +112,9 @@ pub fn start(sandbox: &mut Sandbox, image: &ProgramImage, stdio: Stdio) -> Resul
             drop(failure_r);
             keeper_main(helper, sandbox, image, stdio, status_w, failure_w)
         }
-        Forked::Parent(keeper) => Ok(Group { keeper, status: status_r, failure: failure_r, reaped: false }),
+        Forked::Parent(keeper) => {
+            Ok(Group { keeper, status: status_r, failure: failure_r, started: None, reaped: false })
+        }
     }
 }
 
@@ -246,16 +250,44 @@ impl Group {
         let _ = rustix::process::kill_process_group(self.keeper, Signal::KILL);
     }
 
+    /// Waits until the program has been executed (the failure pipe closes with `execve`), or
+    /// setting it up failed. Bounded: a child that neither executes nor fails within 30 s is
+    /// treated as failed.
+    pub fn wait_started(&mut self) -> Option<StartFailure> {
+        if let Some(known) = &self.started {
+            return known.clone();
+        }
+        let mut fds = [PollFd::new(&self.failure, PollFlags::IN)];
+        let timeout = rustix::event::Timespec { tv_sec: 30, tv_nsec: 0 };
+        let result = match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(0) => Some(StartFailure::Sandbox("the program did not start within 30 s".into())),
+            _ => self.read_start_failure(),
+        };
+        self.started = Some(result.clone());
+        result
+    }
+
+    /// Sends `signal` and SIGCONT (a stopped process must run to act on a SIGTERM) to the group.
+    fn signal_gracefully(&self) {
+        debug_assert!(!self.reaped);
+        let _ = rustix::process::kill_process_group(self.keeper, Signal::TERM);
+        let _ = rustix::process::kill_process_group(self.keeper, Signal::CONT);
+    }
+
     /// Waits for the program, reading its output as it comes, until it ends, `deadline` passes,
-    /// or a signal arrives on `stop_signals`. Then kills the group, drains the output (bounded),
-    /// and reaps the keeper and anything reparented to the helper.
+    /// or a signal arrives on `stop_signals`. Then ends the group (SIGTERM, `grace`, SIGKILL; or
+    /// SIGKILL at once when `grace` is zero), drains the output (bounded), and reaps the keeper and
+    /// anything reparented to the helper.
     pub fn wait(
         mut self,
         mut outputs: [OutputSink<'_>; 2],
         deadline: Instant,
+        grace: Duration,
         stop_signals: &OwnedFd,
     ) -> Waited {
         let mut waited = Waited { exit: None, timed_out: false, stopped_by: None, start_failure: None };
+        // When the group was asked to end with SIGTERM: SIGKILL follows at this instant.
+        let mut kill_at: Option<Instant> = None;
         let mut drain_until: Option<Instant> = None;
         let mut status_open = true;
         let mut buf = vec![0u8; 64 * 1024];
@@ -265,14 +297,21 @@ impl Group {
                 break;
             }
             let now = Instant::now();
-            let until = drain_until.unwrap_or(deadline);
+            let until = drain_until.or(kill_at).unwrap_or(deadline);
             if now >= until {
                 if drain_until.is_some() {
                     break;
                 }
-                waited.timed_out = true;
-                self.kill();
-                drain_until = Some(now + DRAIN_AFTER_KILL);
+                if kill_at.is_none() {
+                    waited.timed_out = true;
+                }
+                if kill_at.is_none() && !grace.is_zero() {
+                    self.signal_gracefully();
+                    kill_at = Some(now + grace);
+                } else {
+                    self.kill();
+                    drain_until = Some(now + DRAIN_AFTER_KILL);
+                }
                 continue;
             }
             let mut fds = Vec::with_capacity(4);
@@ -329,19 +368,27 @@ impl Group {
                     _ => {
                         if let Some(sig) = sys::read_signal(stop_signals.as_fd()) {
                             waited.stopped_by.get_or_insert(sig);
-                            self.kill();
-                            drain_until.get_or_insert(Instant::now() + DRAIN_AFTER_KILL);
+                            if grace.is_zero() || kill_at.is_some() {
+                                self.kill();
+                                drain_until.get_or_insert(Instant::now() + DRAIN_AFTER_KILL);
+                            } else if drain_until.is_none() {
+                                self.signal_gracefully();
+                                kill_at = Some(Instant::now() + grace);
+                            }
                         }
                     }
                 }
             }
         }
-        waited.start_failure = self.start_failure();
+        waited.start_failure = match self.started.take() {
+            Some(known) => known,
+            None => self.read_start_failure(),
+        };
         self.reap();
         waited
     }
 
-    fn start_failure(&self) -> Option<StartFailure> {
+    fn read_start_failure(&self) -> Option<StartFailure> {
         let mut buf = [0u8; 256];
         let n = rustix::io::read(&self.failure, &mut buf).unwrap_or(0);
         match buf[..n] {

@@ -65,7 +65,7 @@ pub fn run(req: &RunRequest) -> Report {
     report.enforcement = Some(sandbox.enforcement.clone());
     report.program_path = Some(sandbox.program_path.clone());
 
-    let env = environment(req, tmp.path());
+    let env = environment(&req.home, tmp.path(), &req.extra_env);
     let mut argv = vec![req.program.clone()];
     argv.extend(req.args.iter().cloned());
     let image = match ProgramImage::new(&sandbox.program_path, &argv, &env) {
@@ -107,6 +107,7 @@ pub fn run(req: &RunRequest) -> Report {
     let waited = group.wait(
         [(Some(out_r), &mut |b: &[u8]| stdout.push(b)), (Some(err_r), &mut |b: &[u8]| stderr.push(b))],
         deadline,
+        Duration::ZERO,
         &stop_signals,
     );
     drop(tmp);
@@ -160,8 +161,8 @@ fn open_stdin(pass: bool) -> Result<OwnedFd, rustix::io::Errno> {
 }
 
 /// The program's environment, made by the helper: nothing of the caller's leaks in but what is
-/// named here or explicitly by the caller.
-fn environment(req: &RunRequest, tmp: &std::path::Path) -> Vec<String> {
+/// named here or explicitly by the caller (`extra`, `NAME=value` strings).
+pub fn environment(home: &std::path::Path, tmp: &std::path::Path, extra: &[String]) -> Vec<String> {
     let lang = std::env::var("LANG")
         .ok()
         .filter(|l| {
@@ -172,12 +173,12 @@ fn environment(req: &RunRequest, tmp: &std::path::Path) -> Vec<String> {
         .unwrap_or_else(|| "C.UTF-8".to_owned());
     let mut env = vec![
         format!("PATH={}", system_path_var()),
-        format!("HOME={}", req.home.display()),
+        format!("HOME={}", home.display()),
         format!("TMPDIR={}", tmp.display()),
         format!("LANG={lang}"),
         "TERM=dumb".to_owned(),
     ];
-    for extra in &req.extra_env {
+    for extra in extra {
         let name = extra.split('=').next().unwrap_or_default();
         env.retain(|e| e.split('=').next() != Some(name));
         env.push(extra.clone());

@@ -1,36 +1,14 @@
-//! `lnk-link-run`: background commands under supervisors of their own.
-//!
-//! Its verbs (start, list, read, stop, supervise, sweep) are built in a later issue; until then
-//! it prints its usage and refuses every verb, so nothing can mistake it for working.
-
-use lnk::cli::{args::UsageError, exit, finish};
-
-const USAGE: &str = "\
-lnk-link-run: background commands, each under a supervisor of its own
-
-Usage:
-  lnk-link-run start    --agent-dir DIR --files-dir DIR [--file FILE] -- PROGRAM [ARG]...
-  lnk-link-run list     --agent-dir DIR [--json]
-  lnk-link-run read ID  --agent-dir DIR --files-dir DIR
-  lnk-link-run stop ID | --all  --agent-dir DIR
-  lnk-link-run sweep    --agent-dir DIR --files-dir DIR
-
-Not built yet: every verb exits 125.
-";
+//! `lnk-link-run`: background commands under supervisors of their own. A thin dispatcher; the
+//! work is in the library's `background` and `records` modules.
 
 fn main() -> std::process::ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        Some("--help" | "-h" | "help") => {
-            print!("{USAGE}");
-            Ok(0)
+    lnk::sys::ensure_standard_fds();
+    let args: Vec<String> = match std::env::args_os().skip(1).map(|a| a.into_string()).collect() {
+        Ok(args) => args,
+        Err(bad) => {
+            eprintln!("lnk-link-run: an argument is not valid UTF-8: {}", bad.to_string_lossy());
+            return std::process::ExitCode::from(lnk::cli::exit::USAGE);
         }
-        Some(verb @ ("start" | "list" | "read" | "stop" | "supervise" | "sweep")) => {
-            eprintln!("lnk-link-run: `{verb}` is not built yet");
-            Ok(exit::HELPER_FAILED)
-        }
-        Some(other) => Err(UsageError(format!("unknown verb `{}`", other.escape_debug()))),
-        None => Err(UsageError("a verb is needed".into())),
     };
-    finish(result, "lnk-link-run", USAGE)
+    lnk::cli::finish(lnk::cli::link_run::main(&args), "lnk-link-run", lnk::cli::link_run::USAGE)
 }

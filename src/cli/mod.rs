@@ -5,6 +5,7 @@
 //! see [`exit`].
 
 pub mod args;
+pub mod link_run;
 mod run;
 mod sandbox;
 

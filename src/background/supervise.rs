@@ -1,0 +1,194 @@
+//! `lnk-link-run supervise`: one background command's supervisor.
+//!
+//! Started by `start` in a session of its own, with the record's lock as descriptor 3 (already
+//! held: `start` locked it before publishing the record) and a readiness pipe as descriptor 4.
+//! It runs the command through the launcher's own code (`Sandbox::prepare`, `lifetime::start`,
+//! `Group::wait`), so a background command is confined exactly as a `run` call is.
+
+use std::os::fd::{FromRawFd as _, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::bridge;
+use super::output_file::OutputFile;
+use super::{Agent, DEFAULT_GRACE};
+use crate::cli::exit;
+use crate::flags::SandboxFlags;
+use crate::kernel::KernelSupport;
+use crate::lifetime::{self, Exit, ProgramImage, StartFailure, Stdio};
+use crate::output::OutputTail;
+use crate::private_tmp::PrivateTmp;
+use crate::records::{self, Record, RecordLock, State, identity};
+use crate::sandbox::{Refusal, Sandbox, SandboxRequest};
+
+/// Options of the internal `supervise` verb.
+pub struct SuperviseOptions {
+    pub id: String,
+    pub bridge: Option<PathBuf>,
+    pub output_cap: u64,
+    pub grace: Duration,
+}
+
+/// The stop signals: SIGTERM (`stop`: recorded stopped), SIGHUP (`stop --all`: the agent is going
+/// away, recorded lost and told when it is back), SIGINT.
+const STOP_SIGNALS: [i32; 3] = [libc::SIGTERM, libc::SIGHUP, libc::SIGINT];
+
+#[cfg(feature = "fault-points")]
+use crate::fault::point as fault;
+#[cfg(not(feature = "fault-points"))]
+fn fault(_: &str) {}
+
+/// Runs the supervisor. Returns the process's exit code.
+pub fn supervise(agent: &Agent, opts: &SuperviseOptions) -> u8 {
+    // SAFETY: `start` passed these two descriptors to this process and nothing else owns them.
+    let (lock_fd, ready) = unsafe { (OwnedFd::from_raw_fd(3), OwnedFd::from_raw_fd(4)) };
+    for fd in [&lock_fd, &ready] {
+        let _ = rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::CLOEXEC);
+    }
+    // One line, read by `start` up to its newline (the keeper, a fork, also holds this pipe).
+    let say = |text: &str| {
+        let _ = rustix::io::write(&ready, format!("{text}\n").as_bytes());
+    };
+    let lock = RecordLock::from_inherited(opts.id.clone(), lock_fd);
+    let records = &agent.records;
+    let mut record = match records.read(&opts.id) {
+        Ok(r) => r,
+        Err(why) => {
+            say(&format!("fail {} {why}", exit::HELPER_FAILED));
+            return exit::HELPER_FAILED;
+        }
+    };
+    fault("supervise-before-identity");
+    let me = rustix::process::getpid().as_raw_nonzero().get();
+    record.supervisor =
+        identity::proc_stat(me).map(|s| records::format::SupervisorIdentity { pid: me, start: s.start });
+
+    match run_command(agent, opts, &lock, &mut record, &say) {
+        Ok(()) => {}
+        Err(Refusal { exit_code, message }) => {
+            // Said synchronously to `start`, so there is nothing left to tell.
+            record.state = State::Failed;
+            record.detail = message.clone();
+            record.ended_ms = Some(records::now_ms());
+            record.told = true;
+            let _ = records.write(&lock, &record);
+            say(&format!("fail {exit_code} {message}"));
+            return exit_code;
+        }
+    }
+    fault("supervise-after-end");
+    if record.state == State::Lost {
+        // `stop --all`: the agent is going away; it is told when it is back (by a sweep).
+        return 0;
+    }
+    let _ = bridge::tell(records, &lock, &mut record, opts.bridge.as_deref());
+    0
+}
+
+fn run_command(
+    agent: &Agent,
+    opts: &SuperviseOptions,
+    lock: &RecordLock,
+    record: &mut Record,
+    say: &dyn Fn(&str),
+) -> Result<(), Refusal> {
+    let records = &agent.records;
+    let failed = |e: String| Refusal::kernel(e);
+    let flags = SandboxFlags::from_args(&record.sandbox).map_err(|e| failed(e.0))?;
+    let home = crate::paths::home_dir().map_err(|e| failed(e.to_string()))?;
+    let tmp = PrivateTmp::create().map_err(failed)?;
+    let protected = vec![agent.agent_dir.clone()];
+    let kernel = KernelSupport::probe_for_launch();
+    let sandbox_req = SandboxRequest {
+        flags: &flags,
+        program: &record.program,
+        private_tmp: tmp.path(),
+        protected: &protected,
+    };
+    let mut sandbox = Sandbox::prepare(&sandbox_req, &kernel)?;
+    let mut out = OutputFile::create(&agent.files_dir, &record.id, opts.output_cap).map_err(failed)?;
+    record.output_inode = Some(out.inode);
+    let mut argv = vec![record.program.clone()];
+    argv.extend(record.args.iter().cloned());
+    let env = crate::run::environment(&home, tmp.path(), &[]);
+    let image = ProgramImage::new(&sandbox.program_path, &argv, &env).map_err(failed)?;
+    let stop_signals = crate::sys::signalfd_for(&STOP_SIGNALS).map_err(|e| failed(e.to_string()))?;
+    let (out_r, out_w) =
+        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| failed(e.to_string()))?;
+    let err_w = out_w.try_clone().map_err(|e| failed(e.to_string()))?;
+    let stdin = rustix::fs::open(
+        "/dev/null",
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(|e| failed(e.to_string()))?;
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+    fault("supervise-before-keeper");
+
+    let started = Instant::now();
+    let mut group = lifetime::start(&mut sandbox, &image, Stdio { stdin, stdout: out_w, stderr: err_w })
+        .map_err(failed)?;
+    drop(sandbox);
+    let keeper = group.id().as_raw_nonzero().get();
+    record.group = identity::record_group(keeper).ok();
+    if let Some(failure) = group.wait_started() {
+        let (code, why) = match failure {
+            StartFailure::Exec(errno) => (
+                if errno == libc::ENOENT { exit::NOT_FOUND } else { exit::REFUSED },
+                format!("cannot execute {}: {}", record.program, std::io::Error::from_raw_os_error(errno)),
+            ),
+            StartFailure::Sandbox(why) => (exit::HELPER_FAILED, format!("cannot enter the sandbox: {why}")),
+        };
+        let dummy: [lifetime::OutputSink<'_>; 2] = [(None, &mut |_| {}), (None, &mut |_| {})];
+        let _ = group.wait(dummy, Instant::now(), Duration::ZERO, &stop_signals);
+        return Err(Refusal { exit_code: code, message: why });
+    }
+    record.state = State::Running;
+    records.write(lock, record).map_err(failed)?;
+    fault("supervise-running");
+    say("ok");
+
+    let mut end = OutputTail::new((record.output_chars as usize / 2).max(1));
+    let deadline = started + Duration::from_secs(u64::from(record.timeout_secs));
+    let grace = if opts.grace.is_zero() { DEFAULT_GRACE } else { opts.grace };
+    let waited = {
+        let mut sink = |b: &[u8]| {
+            out.push(b);
+            end.push(b);
+        };
+        group.wait([(Some(out_r), &mut sink), (None, &mut |_| {})], deadline, grace, &stop_signals)
+    };
+    drop(tmp);
+    record.output_bytes = out.written;
+    record.output_dropped = out.dropped;
+    out.finish();
+    record.output_end = end.finish().text;
+    record.ended_ms = Some(records::now_ms());
+    (record.exit_code, record.signal) = match waited.exit {
+        Some(Exit::Code(c)) => (Some(c), None),
+        Some(Exit::Signal(s)) => (None, Some(s)),
+        None => (None, None),
+    };
+    record.state = match (waited.stopped_by, waited.timed_out, waited.exit) {
+        (Some(libc::SIGHUP), ..) => {
+            record.detail = "the agent stopped".into();
+            State::Lost
+        }
+        (Some(_), ..) => State::Stopped,
+        (None, true, _) => State::TimedOut,
+        (None, false, Some(Exit::Code(_))) => State::Exited,
+        (None, false, Some(Exit::Signal(_))) => State::Signaled,
+        (None, false, None) => {
+            record.detail = "its keeper ended without reporting the command's end".into();
+            record.leftovers_possible = false;
+            State::Lost
+        }
+    };
+    records.write(lock, record).map_err(failed)?;
+    Ok(())
+}
+
+/// For the tests' convenience: the path of the supervisor's output for an id.
+pub fn output_path(files_dir: &Path, id: &str) -> PathBuf {
+    files_dir.join("background").join(format!("{id}.out"))
+}

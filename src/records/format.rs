@@ -1,0 +1,414 @@
+//! The record of one background command, and its on-disk form.
+//!
+//! A record is a small TOML file. It is written by lnk only, with the writer below (every string
+//! escaped, so a program name or argument holding `"`, a newline or `[table]` stays data), and
+//! read back strictly with toml_edit: an unknown key, a missing key, a wrong type or a value out
+//! of range makes the whole record invalid. An invalid record is never acted on: no signal is
+//! sent on the strength of a number from a file that did not parse exactly.
+
+use std::fmt::Write as _;
+
+use toml_edit::{Document, Item};
+
+/// How far a background command got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// The record exists; the supervisor is starting the command.
+    Starting,
+    Running,
+    Exited,
+    Signaled,
+    TimedOut,
+    Stopped,
+    /// The supervisor died without a word, or the agent went away (`stop --all`).
+    Lost,
+    /// The command could not be started (refused, not found, the sandbox could not be made).
+    Failed,
+}
+
+impl State {
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Starting => "starting",
+            State::Running => "running",
+            State::Exited => "exited",
+            State::Signaled => "signaled",
+            State::TimedOut => "timed_out",
+            State::Stopped => "stopped",
+            State::Lost => "lost",
+            State::Failed => "failed",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<State> {
+        [
+            State::Starting,
+            State::Running,
+            State::Exited,
+            State::Signaled,
+            State::TimedOut,
+            State::Stopped,
+            State::Lost,
+            State::Failed,
+        ]
+        .into_iter()
+        .find(|s| s.name() == name)
+    }
+
+    /// Whether the command has ended (and the record says how).
+    pub fn ended(self) -> bool {
+        !matches!(self, State::Starting | State::Running)
+    }
+}
+
+/// Where the command's process group is, as the supervisor recorded it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupIdentity {
+    /// The keeper's pid, which is the process group's number.
+    pub keeper_pid: i32,
+    /// The keeper's start time in clock ticks since boot (`/proc/<pid>/stat` field 22).
+    pub keeper_start: u64,
+    /// `/proc/sys/kernel/random/boot_id` when it was recorded.
+    pub boot_id: String,
+    /// The inode of `/proc/self/ns/pid` of the supervisor: the pid namespace the number means
+    /// something in.
+    pub pid_namespace: u64,
+}
+
+/// The supervisor's own identity, so `stop` can signal it and nothing else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SupervisorIdentity {
+    pub pid: i32,
+    pub start: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub id: String,
+    pub program: String,
+    pub args: Vec<String>,
+    /// The flags of `lnk sandbox run` the command runs under.
+    pub sandbox: Vec<String>,
+    pub conversation: String,
+    /// The hop of the call that started the command.
+    pub hop: u32,
+    pub timeout_secs: u32,
+    /// `[tool.run] output`: half of it is the output's end told in the message.
+    pub output_chars: u32,
+    pub started_ms: u64,
+    pub state: State,
+    pub supervisor: Option<SupervisorIdentity>,
+    pub group: Option<GroupIdentity>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    /// Why it failed or was lost, in words.
+    pub detail: String,
+    /// Lost with processes that could not be proven the command's, so not signalled.
+    pub leftovers_possible: bool,
+    pub ended_ms: Option<u64>,
+    /// Output bytes written to the file, and bytes dropped past the cap.
+    pub output_bytes: u64,
+    pub output_dropped: u64,
+    /// (device, inode) of `background/<id>.out`, so `read` can tell it from a swapped-in file.
+    pub output_inode: Option<(u64, u64)>,
+    /// The end of the output, as the message tells it.
+    pub output_end: String,
+    /// The message was handed to the bridge (or is being): never send it again.
+    pub told: bool,
+}
+
+/// The current record format; a record of another version is not read.
+pub const VERSION: i64 = 1;
+
+/// A TOML basic string: every character that could end the string or the line is escaped.
+fn toml_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                let _ = write!(out, "\\u{:04X}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn toml_array(items: &[String]) -> String {
+    let parts: Vec<String> = items.iter().map(|s| toml_string(s)).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+impl Record {
+    pub fn to_toml(&self) -> String {
+        let mut t = String::new();
+        let mut line = |k: &str, v: String| {
+            let _ = writeln!(t, "{k} = {v}");
+        };
+        line("version", VERSION.to_string());
+        line("id", toml_string(&self.id));
+        line("program", toml_string(&self.program));
+        line("args", toml_array(&self.args));
+        line("sandbox", toml_array(&self.sandbox));
+        line("conversation", toml_string(&self.conversation));
+        line("hop", self.hop.to_string());
+        line("timeout_secs", self.timeout_secs.to_string());
+        line("output_chars", self.output_chars.to_string());
+        line("started_ms", self.started_ms.to_string());
+        line("state", toml_string(self.state.name()));
+        if let Some(s) = &self.supervisor {
+            line("supervisor_pid", s.pid.to_string());
+            line("supervisor_start", s.start.to_string());
+        }
+        if let Some(g) = &self.group {
+            line("keeper_pid", g.keeper_pid.to_string());
+            line("keeper_start", g.keeper_start.to_string());
+            line("boot_id", toml_string(&g.boot_id));
+            line("pid_namespace", g.pid_namespace.to_string());
+        }
+        if let Some(c) = self.exit_code {
+            line("exit_code", c.to_string());
+        }
+        if let Some(s) = self.signal {
+            line("signal", s.to_string());
+        }
+        line("detail", toml_string(&self.detail));
+        line("leftovers_possible", self.leftovers_possible.to_string());
+        if let Some(e) = self.ended_ms {
+            line("ended_ms", e.to_string());
+        }
+        line("output_bytes", self.output_bytes.to_string());
+        line("output_dropped", self.output_dropped.to_string());
+        if let Some((dev, ino)) = self.output_inode {
+            line("output_dev", dev.to_string());
+            line("output_ino", ino.to_string());
+        }
+        line("output_end", toml_string(&self.output_end));
+        line("told", self.told.to_string());
+        t
+    }
+
+    /// Parses a record strictly. Any deviation is an error naming it.
+    pub fn parse(text: &str) -> Result<Record, String> {
+        let doc = Document::parse(text).map_err(|e| format!("not TOML: {}", e.message()))?;
+        let root = doc.as_table();
+        let known = [
+            "version",
+            "id",
+            "program",
+            "args",
+            "sandbox",
+            "conversation",
+            "hop",
+            "timeout_secs",
+            "output_chars",
+            "started_ms",
+            "state",
+            "supervisor_pid",
+            "supervisor_start",
+            "keeper_pid",
+            "keeper_start",
+            "boot_id",
+            "pid_namespace",
+            "exit_code",
+            "signal",
+            "detail",
+            "leftovers_possible",
+            "ended_ms",
+            "output_bytes",
+            "output_dropped",
+            "output_dev",
+            "output_ino",
+            "output_end",
+            "told",
+        ];
+        if let Some((k, _)) = root.iter().find(|(k, _)| !known.contains(k)) {
+            return Err(format!("unknown key `{}`", k.escape_debug()));
+        }
+        let get = |k: &str| root.get(k);
+        let string = |k: &str| -> Result<String, String> {
+            get(k)
+                .and_then(Item::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| format!("`{k}` is missing or not a string"))
+        };
+        let int = |k: &str, min: i64, max: i64| -> Result<Option<i64>, String> {
+            match get(k) {
+                None => Ok(None),
+                Some(item) => match item.as_integer() {
+                    Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
+                    _ => Err(format!("`{k}` is not an integer from {min} to {max}")),
+                },
+            }
+        };
+        let need = |k: &str, min: i64, max: i64| int(k, min, max)?.ok_or_else(|| format!("`{k}` is missing"));
+        let boolean = |k: &str| {
+            get(k).and_then(Item::as_bool).ok_or_else(|| format!("`{k}` is missing or not a boolean"))
+        };
+        let strings = |k: &str| -> Result<Vec<String>, String> {
+            let array = get(k).and_then(Item::as_array).ok_or_else(|| format!("`{k}` is not an array"))?;
+            array
+                .iter()
+                .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| format!("`{k}` holds a non-string")))
+                .collect()
+        };
+        if need("version", VERSION, VERSION).is_err() {
+            return Err(format!("not a version {VERSION} record"));
+        }
+        let id = string("id")?;
+        validate_id(&id)?;
+        let state_name = string("state")?;
+        let state = State::from_name(&state_name)
+            .ok_or_else(|| format!("unknown state `{}`", state_name.escape_debug()))?;
+        let supervisor =
+            match (int("supervisor_pid", 2, i64::from(i32::MAX))?, int("supervisor_start", 0, i64::MAX)?) {
+                (Some(pid), Some(start)) => Some(SupervisorIdentity { pid: pid as i32, start: start as u64 }),
+                (None, None) => None,
+                _ => return Err("`supervisor_pid` and `supervisor_start` go together".into()),
+            };
+        let group = match (int("keeper_pid", 2, i64::from(i32::MAX))?, int("keeper_start", 0, i64::MAX)?) {
+            (Some(pid), Some(start)) => {
+                let boot_id = string("boot_id")?;
+                if !is_uuid(&boot_id) {
+                    return Err("`boot_id` is not a UUID".into());
+                }
+                let ns = need("pid_namespace", 1, i64::MAX)? as u64;
+                Some(GroupIdentity {
+                    keeper_pid: pid as i32,
+                    keeper_start: start as u64,
+                    boot_id,
+                    pid_namespace: ns,
+                })
+            }
+            (None, None) => None,
+            _ => return Err("`keeper_pid` and `keeper_start` go together".into()),
+        };
+        Ok(Record {
+            id,
+            program: string("program")?,
+            args: strings("args")?,
+            sandbox: strings("sandbox")?,
+            conversation: string("conversation")?,
+            hop: need("hop", 0, 1_000_000)? as u32,
+            timeout_secs: need("timeout_secs", 1, 30 * 86_400)? as u32,
+            output_chars: need("output_chars", 1, 1_000_000)? as u32,
+            started_ms: need("started_ms", 0, i64::MAX)? as u64,
+            state,
+            supervisor,
+            group,
+            exit_code: int("exit_code", 0, 255)?.map(|c| c as i32),
+            signal: int("signal", 1, 64)?.map(|s| s as i32),
+            detail: string("detail")?,
+            leftovers_possible: boolean("leftovers_possible")?,
+            ended_ms: int("ended_ms", 0, i64::MAX)?.map(|e| e as u64),
+            output_bytes: need("output_bytes", 0, i64::MAX)? as u64,
+            output_dropped: need("output_dropped", 0, i64::MAX)? as u64,
+            output_inode: match (int("output_dev", 0, i64::MAX)?, int("output_ino", 0, i64::MAX)?) {
+                (Some(dev), Some(ino)) => Some((dev as u64, ino as u64)),
+                (None, None) => None,
+                _ => return Err("`output_dev` and `output_ino` go together".into()),
+            },
+            output_end: string("output_end")?,
+            told: boolean("told")?,
+        })
+    }
+}
+
+/// A record id names files, so it is strictly `r` followed by hex digits.
+pub fn validate_id(id: &str) -> Result<(), String> {
+    let ok = id.len() >= 2
+        && id.len() <= 40
+        && id.starts_with('r')
+        && id[1..].bytes().all(|b| b.is_ascii_hexdigit());
+    if ok { Ok(()) } else { Err(format!("`{}` is not a background command id", id.escape_debug())) }
+}
+
+fn is_uuid(s: &str) -> bool {
+    s.len() == 36
+        && s.bytes()
+            .enumerate()
+            .all(|(i, b)| if [8, 13, 18, 23].contains(&i) { b == b'-' } else { b.is_ascii_hexdigit() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    pub fn sample() -> Record {
+        Record {
+            id: "r1a2b".into(),
+            program: "sh".into(),
+            args: vec!["-c".into(), "echo \"hi\"\n[table]\npgid = 1".into()],
+            sandbox: vec!["--tool".into(), "run".into()],
+            conversation: "c-1".into(),
+            hop: 2,
+            timeout_secs: 3600,
+            output_chars: 30000,
+            started_ms: 1,
+            state: State::Running,
+            supervisor: Some(SupervisorIdentity { pid: 10, start: 20 }),
+            group: Some(GroupIdentity {
+                keeper_pid: 11,
+                keeper_start: 21,
+                boot_id: "0b8a1c2d-1111-2222-3333-444455556666".into(),
+                pid_namespace: 4026531836,
+            }),
+            exit_code: None,
+            signal: None,
+            detail: String::new(),
+            leftovers_possible: false,
+            ended_ms: None,
+            output_bytes: 0,
+            output_dropped: 0,
+            output_inode: Some((64769, 1234)),
+            output_end: "\u{0}\u{7f}é".into(),
+            told: false,
+        }
+    }
+
+    #[test]
+    fn a_record_round_trips() {
+        let r = sample();
+        assert_eq!(Record::parse(&r.to_toml()), Ok(r));
+    }
+
+    #[test]
+    fn hostile_and_corrupt_records_are_refused() {
+        let good = sample().to_toml();
+        let cases = [
+            good.replace("keeper_pid = 11", "keeper_pid = 1"),
+            good.replace("keeper_pid = 11", "keeper_pid = 0"),
+            good.replace("keeper_pid = 11", "keeper_pid = -1"),
+            good.replace("keeper_pid = 11", "keeper_pid = \"11\""),
+            good.replace("keeper_pid = 11", "keeper_pid = 99999999999"),
+            good.replace("keeper_pid = 11\n", ""),
+            good.replace("boot_id = \"0b8a1c2d-1111-2222-3333-444455556666\"", "boot_id = \"x\""),
+            good.replace("state = \"running\"", "state = \"zombie\""),
+            good.replace("version = 1", "version = 2"),
+            good.replace("id = \"r1a2b\"", "id = \"../x\""),
+            format!("{good}extra = 1\n"),
+            format!("{good}keeper_pid = 12\n"),
+            good[..good.len() / 2].to_owned(),
+            String::new(),
+        ];
+        for case in cases {
+            assert!(Record::parse(&case).is_err(), "accepted:\n{case}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_strings_round_trip_as_data(program in "\\PC*", arg in any::<String>(), end in any::<String>()) {
+            let mut r = sample();
+            r.program = program;
+            r.args = vec![arg];
+            r.output_end = end;
+            prop_assert_eq!(Record::parse(&r.to_toml()), Ok(r));
+        }
+    }
+}

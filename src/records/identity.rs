@@ -1,0 +1,177 @@
+//! Telling, after the fact, whether a recorded process group is still the command's.
+//!
+//! The seed's rule ("same boot, and the leader the one recorded or gone") is unsound in its
+//! "or gone" half: once every member has exited, the number can be reused by an unrelated group,
+//! and `kill(-N)` would kill strangers (anchors/supervision.md §4, experiment E1). The rule here
+//! keeps only what can be proven:
+//!
+//! 1. the record was made on this boot (`boot_id`) and in this pid namespace;
+//! 2. the keeper, which leads the group and pins its number while alive, is alive now: a pidfd
+//!    is opened on the recorded pid, and the process behind it has the recorded start time and
+//!    leads both its process group and its session (pgrp = sid = the recorded number);
+//! 3. the signal goes through that pidfd to the process group
+//!    (`pidfd_send_signal(…, PIDFD_SIGNAL_PROCESS_GROUP)`), so it reaches the group of the
+//!    verified process and not whatever holds the number later.
+//!
+//! When any of this fails, nothing is signalled: the record is lost, "leftovers possible".
+
+use std::os::fd::{AsRawFd as _, OwnedFd};
+
+use super::format::GroupIdentity;
+
+/// `PIDFD_SIGNAL_PROCESS_GROUP` (Linux 6.9).
+const PIDFD_SIGNAL_PROCESS_GROUP: libc::c_uint = 1 << 2;
+
+/// This boot's id.
+pub fn boot_id() -> Result<String, String> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| s.trim().to_owned())
+        .map_err(|e| format!("cannot read the boot id: {e}"))
+}
+
+/// The inode of this process's pid namespace.
+pub fn pid_namespace() -> Result<u64, String> {
+    rustix::fs::stat("/proc/self/ns/pid")
+        .map(|s| s.st_ino)
+        .map_err(|e| format!("cannot stat /proc/self/ns/pid: {e}"))
+}
+
+/// The fields of `/proc/<pid>/stat` that identify a process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcStat {
+    pub state: char,
+    pub pgrp: i32,
+    pub session: i32,
+    /// Start time in clock ticks since boot.
+    pub start: u64,
+}
+
+/// Reads `/proc/<pid>/stat`. The command name (field 2) may hold spaces and parentheses, so the
+/// fields are counted from the last `)`.
+pub fn proc_stat(pid: i32) -> Option<ProcStat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the name: state(3) ppid(4) pgrp(5) session(6) … starttime(22).
+    Some(ProcStat {
+        state: fields.first()?.chars().next()?,
+        pgrp: fields.get(2)?.parse().ok()?,
+        session: fields.get(3)?.parse().ok()?,
+        start: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// The identity to record for a keeper that was just started (and is the caller's child, so its
+/// number cannot have been reused).
+pub fn record_group(keeper_pid: i32) -> Result<GroupIdentity, String> {
+    let stat = proc_stat(keeper_pid).ok_or("cannot read the keeper's /proc stat")?;
+    Ok(GroupIdentity {
+        keeper_pid,
+        keeper_start: stat.start,
+        boot_id: boot_id()?,
+        pid_namespace: pid_namespace()?,
+    })
+}
+
+/// A pidfd on the recorded keeper, if and only if it is provably the recorded group's leader.
+pub fn prove_group(group: &GroupIdentity) -> Result<OwnedFd, String> {
+    if group.boot_id != boot_id()? {
+        return Err("recorded on another boot; its processes ended with that boot".into());
+    }
+    if group.pid_namespace != pid_namespace()? {
+        return Err("recorded in another pid namespace, where its numbers mean other processes".into());
+    }
+    let n = group.keeper_pid;
+    let own_group = rustix::process::getpgrp().as_raw_nonzero().get();
+    if n < 2 || n == own_group {
+        return Err(format!("the recorded group {n} is not one that can be signalled"));
+    }
+    let pid = rustix::process::Pid::from_raw(n).ok_or("invalid pid")?;
+    let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())
+        .map_err(|_| "its keeper is gone, so the group's number is not provably the command's".to_owned())?;
+    // Read after the pidfd was opened: a process at this number with the recorded start time is
+    // the one the pidfd holds (anything that took the number later started later).
+    let stat = proc_stat(n).ok_or("its keeper is gone")?;
+    if stat.start != group.keeper_start {
+        return Err("the recorded number now belongs to another process".into());
+    }
+    if stat.pgrp != n || stat.session != n || stat.state == 'Z' {
+        return Err("the recorded keeper no longer leads its group".into());
+    }
+    Ok(pidfd)
+}
+
+/// Sends `signal` to the process group led by the process behind `pidfd`.
+pub fn signal_group(pidfd: &OwnedFd, group: i32, signal: i32) -> Result<(), String> {
+    // SAFETY: pidfd_send_signal with a valid pidfd, a NULL siginfo and a flag word.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            signal,
+            std::ptr::null::<libc::siginfo_t>(),
+            PIDFD_SIGNAL_PROCESS_GROUP,
+        )
+    };
+    if ret == 0 {
+        return Ok(());
+    }
+    let err = std::io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::EINVAL) {
+        // Before Linux 6.9: the group's number, right after the leader was verified alive through
+        // the pidfd (the leader alive pins the number).
+        let sig = rustix::process::Signal::from_named_raw(signal).ok_or("invalid signal")?;
+        let pid = rustix::process::Pid::from_raw(group).ok_or("invalid pid")?;
+        return rustix::process::kill_process_group(pid, sig).map_err(|e| e.to_string());
+    }
+    Err(err.to_string())
+}
+
+/// Sends `signal` to one verified process (the supervisor, for `stop`).
+pub fn signal_process(pid: i32, start: u64, signal: i32) -> Result<(), String> {
+    let p = rustix::process::Pid::from_raw(pid).filter(|_| pid >= 2).ok_or("invalid pid")?;
+    let pidfd =
+        rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).map_err(|_| "it is gone")?;
+    if proc_stat(pid).map(|s| s.start) != Some(start) {
+        return Err("its number now belongs to another process".into());
+    }
+    let sig = rustix::process::Signal::from_named_raw(signal).ok_or("invalid signal")?;
+    rustix::process::pidfd_send_signal(&pidfd, sig).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_its_own_stat_and_the_boot() {
+        let me = rustix::process::getpid().as_raw_nonzero().get();
+        let stat = proc_stat(me).unwrap();
+        assert_eq!(stat.state, 'R');
+        assert_eq!(stat.pgrp, rustix::process::getpgrp().as_raw_nonzero().get());
+        assert_eq!(boot_id().unwrap().len(), 36);
+        assert!(pid_namespace().unwrap() > 0);
+    }
+
+    #[test]
+    fn an_unprovable_group_is_refused() {
+        let g = |pid, start, boot: &str| GroupIdentity {
+            keeper_pid: pid,
+            keeper_start: start,
+            boot_id: boot.to_owned(),
+            pid_namespace: pid_namespace().unwrap(),
+        };
+        let boot = boot_id().unwrap();
+        assert!(
+            prove_group(&g(1234, 1, "00000000-0000-0000-0000-000000000000"))
+                .unwrap_err()
+                .contains("another boot")
+        );
+        assert!(prove_group(&g(1, 1, &boot)).is_err());
+        let own = rustix::process::getpgrp().as_raw_nonzero().get();
+        assert!(prove_group(&g(own, 1, &boot)).is_err());
+        // This process leads no group here (or has another start time): never provable.
+        let me = rustix::process::getpid().as_raw_nonzero().get();
+        assert!(prove_group(&g(me, 1, &boot)).is_err());
+    }
+}

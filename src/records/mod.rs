@@ -1,0 +1,256 @@
+//! Records of background commands, and the locks that say whose supervisor is alive.
+//!
+//! Layout, in the agent's folder (`--agent-dir`), which no sandbox may read or write (a write
+//! grant over it is refused; see `sandbox`):
+//!
+//! ```text
+//! runs/start.lock     held while a start counts the running commands and publishes a record
+//! runs/<id>.lock      held by the command's supervisor for its whole life; never renamed
+//! runs/<id>.toml      the record; every update is written to a temporary file, synced and
+//!                     renamed over it, so a reader sees the old or the new record, never a mix
+//! ```
+//!
+//! The rules that make "the lock is free" mean "the supervisor is gone" (anchors/supervision.md
+//! §3.1): the lock is a `flock` on a file that is never renamed (a rename would leave the lock on
+//! the old inode); every descriptor to it is close-on-exec and the sandboxed command starts with
+//! only descriptors 0–2, so nothing the command runs can hold or release it; and a lock file is
+//! deleted only by whoever holds its lock, after checking that the path still names the inode
+//! it locked.
+
+pub mod format;
+pub mod identity;
+pub mod sweep;
+
+use std::io::Write as _;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{FlockOperation, Mode, OFlags};
+use rustix::io::Errno;
+
+pub use format::{Record, State};
+
+/// A record is ended and told for a day before the sweep removes it and its output.
+pub const KEEP_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// The agent's records folder, opened once.
+pub struct Records {
+    pub path: PathBuf,
+    dir: OwnedFd,
+}
+
+/// A held lock on one record.
+pub struct RecordLock {
+    pub id: String,
+    fd: OwnedFd,
+}
+
+impl RecordLock {
+    pub fn fd(&self) -> &OwnedFd {
+        &self.fd
+    }
+
+    /// Wraps a lock descriptor inherited from `start` (the supervisor's).
+    pub fn from_inherited(id: String, fd: OwnedFd) -> RecordLock {
+        RecordLock { id, fd }
+    }
+}
+
+fn io(what: &str, path: &Path, e: Errno) -> String {
+    format!("{what} {}: {}", path.display(), std::io::Error::from(e))
+}
+
+impl Records {
+    /// Opens (creating if needed) `<agent_dir>/runs`, refusing links.
+    pub fn open(agent_dir: &Path) -> Result<Records, String> {
+        let path = agent_dir.join("runs");
+        match rustix::fs::mkdir(&path, Mode::from_raw_mode(0o700)) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(e) => return Err(io("cannot create", &path, e)),
+        }
+        let dir = rustix::fs::open(
+            &path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| io("cannot open", &path, e))?;
+        Ok(Records { path, dir })
+    }
+
+    /// Takes the start lock, which serialises counting and publishing.
+    pub fn lock_starts(&self) -> Result<OwnedFd, String> {
+        let fd = rustix::fs::openat(
+            &self.dir,
+            "start.lock",
+            OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        )
+        .map_err(|e| io("cannot open", &self.path.join("start.lock"), e))?;
+        rustix::fs::flock(&fd, FlockOperation::LockExclusive)
+            .map_err(|e| io("cannot lock", &self.path, e))?;
+        Ok(fd)
+    }
+
+    /// Creates a new record's lock file, exclusively, and locks it.
+    pub fn create_lock(&self, id: &str) -> Result<RecordLock, String> {
+        let name = format!("{id}.lock");
+        let fd = rustix::fs::openat(
+            &self.dir,
+            name.as_str(),
+            OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        )
+        .map_err(|e| io("cannot create", &self.path.join(&name), e))?;
+        rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive)
+            .map_err(|e| io("cannot lock", &self.path.join(&name), e))?;
+        Ok(RecordLock { id: id.to_owned(), fd })
+    }
+
+    /// Tries to take a record's lock. `Ok(None)` when it is held: its supervisor is alive. The
+    /// lock is only returned if the path still names the file locked (not one deleted and made
+    /// anew meanwhile).
+    pub fn try_lock(&self, id: &str) -> Result<Option<RecordLock>, String> {
+        let name = format!("{id}.lock");
+        let fd = match rustix::fs::openat(
+            &self.dir,
+            name.as_str(),
+            OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(io("cannot open", &self.path.join(&name), e)),
+        };
+        match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => {}
+            Err(Errno::WOULDBLOCK) => return Ok(None),
+            Err(e) => return Err(io("cannot lock", &self.path.join(&name), e)),
+        }
+        let held = rustix::fs::fstat(&fd).map_err(|e| io("cannot stat", &self.path.join(&name), e))?;
+        match rustix::fs::statat(&self.dir, name.as_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(now) if now.st_ino == held.st_ino && now.st_dev == held.st_dev => {
+                Ok(Some(RecordLock { id: id.to_owned(), fd }))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether a record's supervisor holds its lock, without keeping the lock.
+    pub fn is_live(&self, id: &str) -> bool {
+        matches!(self.try_lock(id), Ok(None)) && self.exists(id)
+    }
+
+    fn exists(&self, id: &str) -> bool {
+        rustix::fs::statat(&self.dir, format!("{id}.lock").as_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+            .is_ok()
+    }
+
+    /// The ids of every record (by their `.toml`), sorted.
+    pub fn ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = std::fs::read_dir(&self.path)
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| {
+                        e.file_name().to_str().and_then(|n| n.strip_suffix(".toml")).map(str::to_owned)
+                    })
+                    .filter(|id| format::validate_id(id).is_ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        ids.sort();
+        ids
+    }
+
+    /// Ids with a lock file but no record: a start that died before publishing.
+    pub fn orphan_locks(&self) -> Vec<String> {
+        std::fs::read_dir(&self.path)
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| {
+                        e.file_name().to_str().and_then(|n| n.strip_suffix(".lock")).map(str::to_owned)
+                    })
+                    .filter(|id| format::validate_id(id).is_ok())
+                    .filter(|id| {
+                        rustix::fs::statat(
+                            &self.dir,
+                            format!("{id}.toml").as_str(),
+                            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+                        )
+                        .is_err()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Reads a record. Never follows a link; a file over 1 MiB is refused.
+    pub fn read(&self, id: &str) -> Result<Record, String> {
+        let name = format!("{id}.toml");
+        let fd = rustix::fs::openat(
+            &self.dir,
+            name.as_str(),
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| io("cannot open", &self.path.join(&name), e))?;
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::Read::take(std::fs::File::from(fd), 1 << 20), &mut text)
+            .map_err(|e| format!("cannot read {}: {e}", self.path.join(&name).display()))?;
+        let record = Record::parse(&text).map_err(|e| format!("{}: {e}", self.path.join(&name).display()))?;
+        if record.id != id {
+            return Err(format!("{}: its id is {}", self.path.join(&name).display(), record.id));
+        }
+        Ok(record)
+    }
+
+    /// Writes a record atomically: a temporary file, synced, renamed over the record, and the
+    /// folder synced, so the new record is durable when this returns. Requires its lock, so
+    /// two writers never interleave.
+    pub fn write(&self, _lock: &RecordLock, record: &Record) -> Result<(), String> {
+        let tmp = format!("{}.toml.tmp", record.id);
+        let _ = rustix::fs::unlinkat(&self.dir, tmp.as_str(), rustix::fs::AtFlags::empty());
+        let fd = rustix::fs::openat(
+            &self.dir,
+            tmp.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        )
+        .map_err(|e| io("cannot create", &self.path.join(&tmp), e))?;
+        let mut file = std::fs::File::from(fd);
+        file.write_all(record.to_toml().as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", self.path.join(&tmp).display()))?;
+        file.sync_all().map_err(|e| format!("cannot sync {}: {e}", self.path.join(&tmp).display()))?;
+        rustix::fs::renameat(&self.dir, tmp.as_str(), &self.dir, format!("{}.toml", record.id).as_str())
+            .map_err(|e| io("cannot rename", &self.path.join(&tmp), e))?;
+        rustix::fs::fsync(&self.dir).map_err(|e| io("cannot sync", &self.path, e))?;
+        Ok(())
+    }
+
+    /// Removes a record, its lock file last (holding the lock), and leaves the output to the
+    /// caller.
+    pub fn remove(&self, lock: RecordLock) {
+        let id = &lock.id;
+        let _ = rustix::fs::unlinkat(&self.dir, format!("{id}.toml").as_str(), rustix::fs::AtFlags::empty());
+        let _ = rustix::fs::unlinkat(&self.dir, format!("{id}.lock").as_str(), rustix::fs::AtFlags::empty());
+        drop(lock);
+    }
+
+    pub fn dir(&self) -> impl AsFd + '_ {
+        &self.dir
+    }
+}
+
+/// Milliseconds since the epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// A fresh record id: `r` and 16 hex digits from the clock and pid (made unique on disk by
+/// `O_EXCL` on its lock file).
+pub fn new_id(attempt: u32) -> String {
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let pid = rustix::process::getpid().as_raw_nonzero().get() as u128;
+    let mixed = (nanos ^ (pid << 40) ^ (u128::from(attempt) << 20)) as u64;
+    format!("r{mixed:016x}")
+}

@@ -1,0 +1,128 @@
+//! The sweep: what is still running, what died without a word, and what may be cleaned up.
+//!
+//! For each record, the sweep takes the record's lock without waiting. A lock it cannot take
+//! belongs to a live supervisor: that record is left alone. A lock it takes means the supervisor
+//! is gone; then, under the lock (so two sweeps act once per record):
+//!
+//! - a record that never recorded an end is *lost*: its group is killed only when it is provably
+//!   the command's ([`identity::prove_group`]), otherwise nothing is signalled and the record
+//!   says leftovers are possible;
+//! - an ended record whose message was not handed over is told now (marked first);
+//! - an ended, told record over a day old is removed with its output.
+//!
+//! A record that does not parse is never acted on: it is moved aside as `<id>.corrupt` and
+//! reported, and nothing is signalled.
+
+use std::path::Path;
+
+use super::format::{Record, State};
+use super::{KEEP_MS, Records, identity, now_ms};
+use crate::background::bridge::{self, Told};
+use crate::background::output_file;
+
+/// What the sweep did, for its report.
+#[derive(Debug, Default)]
+pub struct SweepReport {
+    pub running: Vec<String>,
+    /// (id, killed its group, leftovers possible)
+    pub lost: Vec<(String, bool, bool)>,
+    pub told: Vec<String>,
+    pub removed: Vec<String>,
+    pub corrupt: Vec<(String, String)>,
+}
+
+/// Why a lost record's supervisor is gone, in the words the record keeps.
+const DIED: &str = "its supervisor died without a word";
+
+/// Sweeps every record.
+pub fn sweep(records: &Records, files_dir: &Path, bridge: Option<&Path>) -> Result<SweepReport, String> {
+    let mut report = SweepReport::default();
+    for id in records.ids() {
+        sweep_one(records, files_dir, bridge, &id, &mut report, DIED);
+    }
+    remove_orphan_locks(records)?;
+    Ok(report)
+}
+
+/// Sweeps one record (also used by `stop` on a record whose supervisor is gone).
+pub fn sweep_one(
+    records: &Records,
+    files_dir: &Path,
+    bridge: Option<&Path>,
+    id: &str,
+    report: &mut SweepReport,
+    why: &str,
+) {
+    let lock = match records.try_lock(id) {
+        Ok(Some(lock)) => lock,
+        _ => {
+            report.running.push(id.to_owned());
+            return;
+        }
+    };
+    // Re-read under the lock: another sweep may have finished it a moment ago.
+    let mut record = match records.read(id) {
+        Ok(r) => r,
+        Err(why) => {
+            let _ = rustix::fs::renameat(
+                records.dir(),
+                format!("{id}.toml").as_str(),
+                records.dir(),
+                format!("{id}.corrupt").as_str(),
+            );
+            report.corrupt.push((id.to_owned(), why));
+            return;
+        }
+    };
+    if !record.state.ended() {
+        let (killed, leftovers) = end_lost(&record);
+        record.state = State::Lost;
+        record.detail = why.to_owned();
+        record.leftovers_possible = leftovers;
+        record.ended_ms = Some(now_ms());
+        if records.write(&lock, &record).is_err() {
+            return;
+        }
+        report.lost.push((id.to_owned(), killed, leftovers));
+    }
+    if let Ok(Told::Sent) = bridge::tell(records, &lock, &mut record, bridge) {
+        report.told.push(id.to_owned());
+    }
+    let old = record.ended_ms.is_some_and(|e| now_ms().saturating_sub(e) > KEEP_MS);
+    if record.told && old {
+        output_file::remove(files_dir, id);
+        records.remove(lock);
+        report.removed.push(id.to_owned());
+    }
+}
+
+/// Ends what is left of a lost command's group if, and only if, it is provably the command's.
+/// Returns (killed, leftovers possible).
+fn end_lost(record: &Record) -> (bool, bool) {
+    let Some(group) = &record.group else {
+        // Never started: no process was recorded, so none can be left.
+        return (false, false);
+    };
+    match identity::prove_group(group) {
+        Ok(pidfd) => {
+            let killed = identity::signal_group(&pidfd, group.keeper_pid, libc::SIGKILL).is_ok();
+            (killed, !killed)
+        }
+        Err(_) if identity::boot_id().ok().as_deref() != Some(group.boot_id.as_str()) => (false, false),
+        // The keeper kills its group when its supervisor dies, so leftovers need both to have died
+        // at once; but that cannot be proven either way, so say so.
+        Err(_) => (false, true),
+    }
+}
+
+/// Removes lock files whose start died before publishing a record, under the start lock so no
+/// start is between creating its lock and publishing its record.
+fn remove_orphan_locks(records: &Records) -> Result<(), String> {
+    let _starts = records.lock_starts()?;
+    for id in records.orphan_locks() {
+        if let Ok(Some(lock)) = records.try_lock(&id) {
+            records.remove(lock);
+        }
+    }
+    Ok(())
+}
