@@ -147,7 +147,7 @@ mod tests {
     fn reads_its_own_stat_and_the_boot() {
         let me = rustix::process::getpid().as_raw_nonzero().get();
         let stat = proc_stat(me).unwrap();
-        assert_eq!(stat.state, 'R');
+        assert!(stat.start > 0);
         assert_eq!(stat.pgrp, rustix::process::getpgrp().as_raw_nonzero().get());
         assert_eq!(boot_id().unwrap().len(), 36);
         assert!(pid_namespace().unwrap() > 0);
