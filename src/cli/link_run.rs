@@ -79,12 +79,13 @@ fn start(args: &[String]) -> Result<u8, UsageError> {
     let Some((program, program_args)) = command.split_first() else {
         return Err(UsageError("a program is needed after `--`".into()));
     };
-    // Sandbox flags are passed through to SandboxFlags; the rest are start's own.
+    // Sandbox flags are passed through to SandboxFlags; the rest are start's own. `--timeout` is
+    // start's: a background command's timeout (an hour by default), not a run call's.
     let mut own = Vec::new();
     let mut sandbox = Vec::new();
     let mut it = options.iter();
     while let Some(a) = it.next() {
-        if FLAG_NAMES.contains(&a.as_str()) && a != "--tool" {
+        if FLAG_NAMES.contains(&a.as_str()) && a != "--tool" && a != "--timeout" {
             sandbox.push(a.clone());
             if a != "--any-command" {
                 sandbox.push(it.next().cloned().ok_or_else(|| UsageError(format!("`{a}` needs a value")))?);

@@ -1,0 +1,596 @@
+//! `lnk-link-run`: background commands against the real binary, with real signals.
+
+mod common;
+use common::*;
+
+use std::io::{BufRead as _, BufReader};
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const POLICY: &str = r#"commands = ["sh", "sleep", "python3", "head", "cat"]
+[files]
+read = ["~"]
+write = ["~/Link/Files"]
+[tool.run]
+output = 200
+[tool.scheduler]
+hops = 3
+"#;
+
+struct Bg {
+    dir: Scratch,
+    home: PathBuf,
+    agent_dir: PathBuf,
+    files_dir: PathBuf,
+    policy: PathBuf,
+}
+
+impl Bg {
+    fn new(name: &str) -> Bg {
+        Bg::with_policy(name, POLICY)
+    }
+
+    fn with_policy(name: &str, policy: &str) -> Bg {
+        let dir = Scratch::new(name);
+        let home = dir.join("home");
+        let agent_dir = home.join("Link/Agents/a");
+        let files_dir = home.join("Link/Files");
+        std::fs::create_dir_all(&agent_dir).unwrap();
+        std::fs::create_dir_all(&files_dir).unwrap();
+        let policy = dir.file("sandbox.toml", policy);
+        Bg { dir, home, agent_dir, files_dir, policy }
+    }
+
+    fn cmd(&self, verb: &str) -> Command {
+        let mut c = link_run();
+        c.env("HOME", &self.home)
+            .arg(verb)
+            .arg("--agent-dir")
+            .arg(&self.agent_dir)
+            .arg("--files-dir")
+            .arg(&self.files_dir);
+        c
+    }
+
+    fn start_with(&self, extra: &[&str], program: &[&str]) -> Output {
+        let mut c = self.cmd("start");
+        c.arg("--file").arg(&self.policy).args(["--grace-ms", "300"]).args(extra).arg("--").args(program);
+        run(&mut c)
+    }
+
+    fn start(&self, program: &[&str]) -> String {
+        let out = self.start_with(&[], program);
+        assert_eq!(out.status.code(), Some(0), "start failed: {}", stderr(&out));
+        stdout(&out).trim().to_owned()
+    }
+
+    fn list(&self) -> serde_json::Value {
+        let out = run(self.cmd("list").arg("--json"));
+        serde_json::from_str(stdout(&out).trim()).unwrap()
+    }
+
+    fn record(&self, id: &str) -> serde_json::Value {
+        self.list()
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("{id} not listed"))
+    }
+
+    fn wait_state(&self, id: &str, state: &str, within: Duration) -> serde_json::Value {
+        let until = Instant::now() + within;
+        loop {
+            let r = self.record(id);
+            if r["state"] == state {
+                return r;
+            }
+            assert!(Instant::now() < until, "{id} never reached {state}: {r}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn record_text(&self, id: &str) -> String {
+        std::fs::read_to_string(self.agent_dir.join("runs").join(format!("{id}.toml"))).unwrap()
+    }
+
+    fn record_field(&self, id: &str, key: &str) -> String {
+        let text = self.record_text(id);
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{key} = ")))
+            .unwrap_or_else(|| panic!("{key} not in record:\n{text}"))
+            .to_owned()
+    }
+
+    fn sweep(&self, bridge: Option<&Path>) -> serde_json::Value {
+        let mut c = self.cmd("sweep");
+        c.arg("--json");
+        if let Some(b) = bridge {
+            c.arg("--bridge").arg(b);
+        }
+        let out = run(&mut c);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        serde_json::from_str(stdout(&out).trim()).unwrap()
+    }
+
+    fn stop_all(&self) {
+        let _ = run(self.cmd("stop").arg("--all"));
+    }
+}
+
+impl Drop for Bg {
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+        .unwrap_or(false)
+}
+
+fn wait_dead(pid: i32, within: Duration) {
+    let until = Instant::now() + within;
+    while alive(pid) {
+        assert!(Instant::now() < until, "{pid} still alive");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A bridge of the test's own that records every line it is told.
+struct TestBridge {
+    path: PathBuf,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl TestBridge {
+    fn new(dir: &Scratch) -> TestBridge {
+        let path = dir.join("bridge.sock");
+        let listener = UnixListener::bind(&path).unwrap();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let sink = lines.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    sink.lock().unwrap().push(line);
+                }
+            }
+        });
+        TestBridge { path, lines }
+    }
+
+    fn wait_for(&self, n: usize, within: Duration) -> Vec<String> {
+        let until = Instant::now() + within;
+        loop {
+            let lines = self.lines.lock().unwrap().clone();
+            if lines.len() >= n || Instant::now() >= until {
+                return lines;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+#[test]
+fn a_command_runs_in_the_background_and_its_end_is_told_once() {
+    let bg = Bg::new("basic");
+    let bridge = TestBridge::new(&bg.dir);
+    let out = bg.start_with(
+        &["--bridge", bridge.path.to_str().unwrap(), "--conversation", "conv-1", "--hop", "1"],
+        &["sh", "-c", "echo hello; echo oops >&2; exit 3"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let id = stdout(&out).trim().to_owned();
+    assert!(id.starts_with('r'), "{id}");
+    let r = bg.wait_state(&id, "exited", Duration::from_secs(10));
+    assert_eq!(r["exit_code"], 3);
+    let lines = bridge.wait_for(1, Duration::from_secs(5));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let m: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(m["from"], format!("run:{id}"));
+    assert_eq!(m["to"], "conv-1");
+    assert_eq!(m["hop"], 2, "one hop further down than the starting call");
+    assert_eq!(m["state"], "exited");
+    assert_eq!(m["exit_code"], 3);
+    assert!(m["output_end"].as_str().unwrap().contains("hello\noops\n"), "{m}");
+    assert_eq!(bg.record(&id)["told"], true);
+    // The output is in the files folder, and `read` returns it.
+    let read = run(bg.cmd("read").arg(&id));
+    assert_eq!(stdout(&read), "hello\noops\n");
+    let end = run(bg.cmd("read").arg(&id).args(["--end", "5"]));
+    assert_eq!(stdout(&end), "oops\n");
+    // A sweep afterwards tells nothing again.
+    let s = bg.sweep(Some(&bridge.path));
+    assert_eq!(s["told"].as_array().unwrap().len(), 0);
+    assert_eq!(bridge.wait_for(2, Duration::from_millis(300)).len(), 1);
+}
+
+#[test]
+fn starts_are_refused_synchronously_with_run_exit_codes() {
+    let bg = Bg::new("refuse");
+    let out = bg.start_with(&[], &["perl", "-e", "1"]);
+    assert_eq!(out.status.code(), Some(126), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not among"), "{}", stderr(&out));
+    let any = Bg::with_policy("refuse-any", "commands = [\"*\"]\n");
+    let out = any.start_with(&[], &["no-such-program-lnk"]);
+    assert_eq!(out.status.code(), Some(127), "{}", stderr(&out));
+    let out = bg.start_with(&["--hop", "3"], &["sh", "-c", "true"]);
+    assert_eq!(out.status.code(), Some(126));
+    assert!(stderr(&out).contains("hops"), "{}", stderr(&out));
+    assert!(bg.list().as_array().unwrap().is_empty(), "nothing was recorded");
+    // The kernel-level refusal (an interpreter not allowed) comes back from the supervisor.
+    let out = bg.start_with(&["--hop", "2"], &["sh", "-c", "true"]);
+    assert_eq!(out.status.code(), Some(0), "hop 2 of 3 may still start: {}", stderr(&out));
+}
+
+#[test]
+fn at_most_four_run_at_once_even_under_sixteen_concurrent_starts() {
+    let bg = Bg::new("limit");
+    let barrier = Arc::new(std::sync::Barrier::new(16));
+    let bg = Arc::new(bg);
+    let handles: Vec<_> = (0..16)
+        .map(|_| {
+            let (bg, barrier) = (bg.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                bg.start_with(&[], &["sleep", "30"]).status.code()
+            })
+        })
+        .collect();
+    let codes: Vec<Option<i32>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(codes.iter().filter(|c| **c == Some(0)).count(), 4, "{codes:?}");
+    assert_eq!(codes.iter().filter(|c| **c == Some(126)).count(), 12, "{codes:?}");
+    let running = bg.list().as_array().unwrap().iter().filter(|r| r["state"] == "running").count();
+    assert_eq!(running, 4);
+    // Stopping one frees its slot.
+    let first = bg.list().as_array().unwrap()[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(run(bg.cmd("stop").arg(&first)).status.code(), Some(0));
+    assert_eq!(bg.start_with(&[], &["sleep", "30"]).status.code(), Some(0));
+}
+
+#[test]
+fn the_supervisor_is_detached_from_the_caller() {
+    use std::os::unix::process::CommandExt as _;
+    let bg = Bg::new("detached");
+    // Start from a process group of its own, then kill that whole group and send it SIGHUP.
+    let mut c = bg.cmd("start");
+    c.arg("--file").arg(&bg.policy).args(["--", "sleep", "30"]).process_group(0);
+    let child = c.stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let pgid = child.id() as i32;
+    let out = child.wait_with_output().unwrap();
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    // SAFETY: signals the process group this test made.
+    unsafe {
+        libc::kill(-pgid, libc::SIGHUP);
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(bg.record(&id)["state"], "running");
+    let sup: i32 = bg.record_field(&id, "supervisor_pid").parse().unwrap();
+    let sid = std::fs::read_to_string(format!("/proc/{sup}/stat")).unwrap();
+    let fields: Vec<&str> = sid.rsplit(')').next().unwrap().split_whitespace().collect();
+    assert_eq!(fields[3], sup.to_string(), "the supervisor leads a session of its own");
+}
+
+#[test]
+fn the_timeout_ends_everything_with_term_grace_kill() {
+    let bg = Bg::new("timeout");
+    let id = bg.start_with(
+        &["--timeout", "1"],
+        &["sh", "-c", "trap '' TERM; sleep 99 & echo $! > ~/Link/Files/child; wait"],
+    );
+    assert_eq!(id.status.code(), Some(0), "{}", stderr(&id));
+    let id = stdout(&id).trim().to_owned();
+    let started = Instant::now();
+    let r = bg.wait_state(&id, "timed_out", Duration::from_secs(10));
+    assert!(started.elapsed() < Duration::from_secs(5), "{r}");
+    let child: i32 = std::fs::read_to_string(bg.files_dir.join("child")).unwrap().trim().parse().unwrap();
+    wait_dead(child, Duration::from_secs(2));
+}
+
+#[test]
+fn stop_ends_a_command_and_stopping_twice_is_harmless() {
+    let bg = Bg::new("stop");
+    let id = bg.start(&["sh", "-c", "sleep 99 & echo $! > ~/Link/Files/child; wait"]);
+    let until = Instant::now() + Duration::from_secs(5);
+    while !bg.files_dir.join("child").exists() {
+        assert!(Instant::now() < until);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let child: i32 = std::fs::read_to_string(bg.files_dir.join("child")).unwrap().trim().parse().unwrap();
+    let out = run(bg.cmd("stop").arg(&id));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("was stopped"), "{}", stdout(&out));
+    assert_eq!(bg.record(&id)["state"], "stopped");
+    wait_dead(child, Duration::from_secs(2));
+    let again = run(bg.cmd("stop").arg(&id));
+    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(bg.record(&id)["state"], "stopped");
+    // Stopping a command that is ending on its own gives one result.
+    let quick = bg.start(&["sh", "-c", "sleep 0.05"]);
+    let _ = run(bg.cmd("stop").arg(&quick));
+    let state = bg.record(&quick)["state"].as_str().unwrap().to_owned();
+    assert!(state == "exited" || state == "stopped", "{state}");
+}
+
+#[test]
+fn stop_all_records_each_lost_and_tells_when_the_agent_is_back() {
+    let bg = Bg::new("stopall");
+    let a = bg.start(&["sleep", "30"]);
+    let b = bg.start(&["sleep", "30"]);
+    let out = run(bg.cmd("stop").arg("--all"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for id in [&a, &b] {
+        let r = bg.record(id);
+        assert_eq!(r["state"], "lost", "{r}");
+        assert_eq!(r["told"], false);
+    }
+    let bridge = TestBridge::new(&bg.dir);
+    let s = bg.sweep(Some(&bridge.path));
+    assert_eq!(s["told"].as_array().unwrap().len(), 2, "{s}");
+    let lines = bridge.wait_for(2, Duration::from_secs(5));
+    assert_eq!(lines.len(), 2);
+    assert!(lines.iter().all(|l| l.contains("\"state\":\"lost\"")), "{lines:?}");
+}
+
+#[test]
+fn output_is_capped_and_what_is_dropped_is_said() {
+    let bg = Bg::new("cap");
+    let id = bg.start_with(&["--output-cap", "1000"], &["head", "-c", "100000", "/dev/zero"]);
+    let id = stdout(&id).trim().to_owned();
+    let r = bg.wait_state(&id, "exited", Duration::from_secs(10));
+    assert_eq!(r["output_bytes"], 1000);
+    assert_eq!(r["output_dropped"], 99_000);
+    let file = std::fs::read(bg.files_dir.join("background").join(format!("{id}.out"))).unwrap();
+    assert!(
+        String::from_utf8_lossy(&file)
+            .ends_with("[… lnk dropped 99000 bytes of output past the 1000-byte cap …]\n")
+    );
+}
+
+#[test]
+fn read_refuses_a_swapped_output_file_and_never_blocks() {
+    let bg = Bg::new("swap");
+    let id = bg.start(&["sh", "-c", "echo mine"]);
+    bg.wait_state(&id, "exited", Duration::from_secs(10));
+    let out_path = bg.files_dir.join("background").join(format!("{id}.out"));
+    let secret = bg.dir.file("secret", "SECRET");
+    let read = || run(bg.cmd("read").arg(&id));
+
+    std::fs::remove_file(&out_path).unwrap();
+    std::os::unix::fs::symlink(&secret, &out_path).unwrap();
+    let r = read();
+    assert_eq!(r.status.code(), Some(126));
+    assert!(!stdout(&r).contains("SECRET") && stderr(&r).contains("symbolic link"), "{}", stderr(&r));
+
+    std::fs::remove_file(&out_path).unwrap();
+    std::fs::hard_link(&secret, &out_path).unwrap();
+    let r = read();
+    assert_eq!(r.status.code(), Some(126));
+    assert!(
+        !stdout(&r).contains("SECRET") && stderr(&r).contains("not the file lnk wrote"),
+        "{}",
+        stderr(&r)
+    );
+
+    std::fs::remove_file(&out_path).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &out_path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let r = read();
+    assert_eq!(r.status.code(), Some(126), "a FIFO is refused without blocking");
+
+    // `background/` itself swapped for a link: nothing is read or written through it.
+    let bg2 = Bg::new("swapdir");
+    std::fs::create_dir_all(bg2.dir.join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(bg2.dir.join("elsewhere"), bg2.files_dir.join("background")).unwrap();
+    let out = bg2.start_with(&[], &["sh", "-c", "echo x"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("symbolic link"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(bg2.dir.join("elsewhere")).unwrap().count(), 0);
+}
+
+#[test]
+fn the_records_are_out_of_the_commands_reach() {
+    let bg = Bg::new("reach");
+    let runs = bg.agent_dir.join("runs");
+    let id = bg.start(&[
+        "python3",
+        "-c",
+        &format!(
+            "import os, errno\nfor p in ['{r}/x', '{r}/start.lock']:\n    try:\n        open(p, 'w')\n        print('ok')\n    except OSError as e:\n        print(errno.errorcode[e.errno])",
+            r = runs.display()
+        ),
+    ]);
+    bg.wait_state(&id, "exited", Duration::from_secs(10));
+    let out = stdout(&run(bg.cmd("read").arg(&id)));
+    assert!(out.starts_with("EACCES\nEACCES\n"), "{out}");
+}
+
+#[test]
+fn a_supervisor_killed_mid_run_leaves_a_record_the_sweep_ends() {
+    let bg = Bg::new("sigkill");
+    let bridge = TestBridge::new(&bg.dir);
+    let id = bg.start_with(
+        &["--bridge", bridge.path.to_str().unwrap()],
+        &["sh", "-c", "sleep 99 & echo $! > ~/Link/Files/child; wait"],
+    );
+    let id = stdout(&id).trim().to_owned();
+    let until = Instant::now() + Duration::from_secs(5);
+    while !bg.files_dir.join("child").exists() {
+        assert!(Instant::now() < until);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let child: i32 = std::fs::read_to_string(bg.files_dir.join("child")).unwrap().trim().parse().unwrap();
+    let sup: i32 = bg.record_field(&id, "supervisor_pid").parse().unwrap();
+    // SAFETY: kills the supervisor this test started.
+    unsafe { libc::kill(sup, libc::SIGKILL) };
+    // The keeper sees its parent die and ends the whole group.
+    wait_dead(child, Duration::from_secs(3));
+    let r = bg.wait_state(&id, "lost", Duration::from_secs(5));
+    assert_eq!(r["told"], false);
+    let s = bg.sweep(Some(&bridge.path));
+    assert_eq!(s["lost"].as_array().unwrap().len(), 1, "{s}");
+    let lines = bridge.wait_for(1, Duration::from_secs(5));
+    assert_eq!(lines.len(), 1);
+    assert!(lines[0].contains("\"state\":\"lost\""));
+    assert_eq!(bg.record(&id)["told"], true);
+    // Sweeping again does nothing more.
+    let s = bg.sweep(Some(&bridge.path));
+    assert!(s["lost"].as_array().unwrap().is_empty() && s["told"].as_array().unwrap().is_empty(), "{s}");
+    assert_eq!(bridge.wait_for(2, Duration::from_millis(300)).len(), 1);
+}
+
+#[test]
+fn a_bridge_that_is_down_is_told_exactly_once_later() {
+    let bg = Bg::new("down");
+    let missing = bg.dir.join("no-bridge.sock");
+    let id = bg.start_with(&["--bridge", missing.to_str().unwrap()], &["sh", "-c", "echo done"]);
+    let id = stdout(&id).trim().to_owned();
+    bg.wait_state(&id, "exited", Duration::from_secs(10));
+    // Wait for the supervisor to finish (its lock freed), then the mark must be clear.
+    let until = Instant::now() + Duration::from_secs(5);
+    while bg.sweep(None)["running"].as_array().unwrap().len() > 0 {
+        assert!(Instant::now() < until);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(bg.record(&id)["told"], false, "connect failed: the mark was cleared");
+    let bridge = TestBridge::new(&bg.dir);
+    // Two sweeps at once: exactly one message.
+    let a = std::thread::scope(|s| {
+        let h1 = s.spawn(|| bg.sweep(Some(&bridge.path)));
+        let h2 = s.spawn(|| bg.sweep(Some(&bridge.path)));
+        (h1.join().unwrap(), h2.join().unwrap())
+    });
+    let told = a.0["told"].as_array().unwrap().len() + a.1["told"].as_array().unwrap().len();
+    assert_eq!(told, 1, "{a:?}");
+    assert_eq!(bridge.wait_for(2, Duration::from_millis(500)).len(), 1);
+}
+
+#[test]
+fn a_bridge_that_accepts_and_closes_is_never_told_twice() {
+    let bg = Bg::new("closes");
+    let path = bg.dir.join("rude.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    let accepted = Arc::new(Mutex::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        for s in listener.incoming().flatten() {
+            *count.lock().unwrap() += 1;
+            drop(s);
+        }
+    });
+    for _ in 0..5 {
+        let id = bg.start_with(&["--bridge", path.to_str().unwrap()], &["sh", "-c", "true"]);
+        let id = stdout(&id).trim().to_owned();
+        bg.wait_state(&id, "exited", Duration::from_secs(10));
+        let until = Instant::now() + Duration::from_secs(5);
+        while bg.record(&id)["told"] != true {
+            assert!(Instant::now() < until, "connected: the mark stays");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    for _ in 0..3 {
+        bg.sweep(Some(&path));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(*accepted.lock().unwrap(), 5, "one connection per command, never a second");
+}
+
+#[test]
+fn old_records_are_removed_but_never_a_running_ones() {
+    let bg = Bg::new("cleanup");
+    let done = bg.start(&["sh", "-c", "echo x"]);
+    bg.wait_state(&done, "exited", Duration::from_secs(10));
+    let running = bg.start(&["sleep", "30"]);
+    // Age both records by two days (the harness's folder; lnk only trusts its own records, but
+    // time is not a field an attacker gains anything from).
+    for id in [&done, &running] {
+        let path = bg.agent_dir.join("runs").join(format!("{id}.toml"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let old = lnk_ms_now() - 2 * 86_400_000;
+        let text = text
+            .lines()
+            .map(|l| {
+                if l.starts_with("ended_ms = ") || l.starts_with("started_ms = ") {
+                    format!("{} = {old}", l.split(" = ").next().unwrap())
+                } else if l == "told = false" {
+                    "told = true".to_owned()
+                } else {
+                    l.to_owned()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::fs::write(&path, text + "\n").unwrap();
+    }
+    let s = bg.sweep(None);
+    assert_eq!(s["removed"], serde_json::json!([done]), "{s}");
+    assert!(!bg.files_dir.join("background").join(format!("{done}.out")).exists());
+    assert_eq!(bg.record(&running)["state"], "running");
+}
+
+fn lnk_ms_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
+}
+
+#[test]
+fn corrupt_and_hostile_records_never_cause_a_signal() {
+    let bg = Bg::new("hostile");
+    let mut decoy = Command::new("sleep").arg("30").spawn().unwrap();
+    let decoy_pid = decoy.id() as i32;
+    let id = bg.start(&["sh", "-c", "true"]);
+    bg.wait_state(&id, "exited", Duration::from_secs(10));
+    let good = bg.record_text(&id);
+    let runs = bg.agent_dir.join("runs");
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap().trim().to_owned();
+    let variants = [
+        // The decoy's pid with the wrong start time: the number belongs to another process.
+        (
+            "r0000000000000001",
+            good.replace("state = \"exited\"", "state = \"running\"").replace(
+                &format!("keeper_pid = {}", bg.record_field(&id, "keeper_pid")),
+                &format!("keeper_pid = {decoy_pid}"),
+            ),
+        ),
+        (
+            "r0000000000000002",
+            good.replace("state = \"exited\"", "state = \"running\"")
+                .replace(&format!("keeper_pid = {}", bg.record_field(&id, "keeper_pid")), "keeper_pid = 1"),
+        ),
+        (
+            "r0000000000000003",
+            good.replace("state = \"exited\"", "state = \"running\"").replace(
+                &format!("boot_id = \"{boot}\""),
+                "boot_id = \"00000000-0000-0000-0000-000000000000\"",
+            ),
+        ),
+        ("r0000000000000004", "keeper_pid = 1\nstate = \"running\"\n".to_owned()),
+        ("r0000000000000005", good.replace("version = 1", "version = 1\nversion = 2")),
+    ];
+    for (vid, text) in &variants {
+        let text = text.replace(&format!("id = \"{id}\""), &format!("id = \"{vid}\""));
+        std::fs::write(runs.join(format!("{vid}.toml")), text).unwrap();
+        std::fs::write(runs.join(format!("{vid}.lock")), "").unwrap();
+    }
+    let s = bg.sweep(None);
+    assert!(decoy.try_wait().unwrap().is_none(), "the decoy is alive: {s}");
+    assert_eq!(s["corrupt"].as_array().unwrap().len(), 3, "pgid 1, no version, a duplicate key: {s}");
+    for vid in ["r0000000000000001", "r0000000000000003"] {
+        let r = bg.record(vid);
+        assert_eq!(r["state"], "lost", "{r}");
+    }
+    assert_eq!(bg.record("r0000000000000003")["leftovers_possible"], false, "another boot: nothing left");
+    decoy.kill().unwrap();
+    decoy.wait().unwrap();
+}
