@@ -460,7 +460,7 @@ fn a_bridge_that_is_down_is_told_exactly_once_later() {
     bg.wait_state(&id, "exited", Duration::from_secs(10));
     // Wait for the supervisor to finish (its lock freed), then the mark must be clear.
     let until = Instant::now() + Duration::from_secs(5);
-    while bg.sweep(None)["running"].as_array().unwrap().len() > 0 {
+    while !bg.sweep(None)["running"].as_array().unwrap().is_empty() {
         assert!(Instant::now() < until);
         std::thread::sleep(Duration::from_millis(10));
     }
