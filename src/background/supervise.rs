@@ -63,8 +63,8 @@ pub fn supervise(agent: &Agent, opts: &SuperviseOptions) -> u8 {
     record.supervisor =
         identity::proc_stat(me).map(|s| records::format::SupervisorIdentity { pid: me, start: s.start });
 
-    match run_command(agent, opts, &lock, &mut record, &say) {
-        Ok(()) => {}
+    let agent_stopped = match run_command(agent, opts, &lock, &mut record, &say) {
+        Ok(agent_stopped) => agent_stopped,
         Err(Refusal { exit_code, message }) => {
             // Said synchronously to `start`, so there is nothing left to tell.
             record.state = State::Failed;
@@ -75,9 +75,9 @@ pub fn supervise(agent: &Agent, opts: &SuperviseOptions) -> u8 {
             say(&format!("fail {exit_code} {message}"));
             return exit_code;
         }
-    }
+    };
     fault("supervise-after-end");
-    if record.state == State::Lost {
+    if agent_stopped {
         // `stop --all`: the agent is going away; it is told when it is back (by a sweep).
         return 0;
     }
@@ -85,13 +85,15 @@ pub fn supervise(agent: &Agent, opts: &SuperviseOptions) -> u8 {
     0
 }
 
+/// Runs the command to its end and records it. Returns whether the end was the agent stopping
+/// (`stop --all`), whose message waits until the agent is back.
 fn run_command(
     agent: &Agent,
     opts: &SuperviseOptions,
     lock: &RecordLock,
     record: &mut Record,
     say: &dyn Fn(&str),
-) -> Result<(), Refusal> {
+) -> Result<bool, Refusal> {
     let records = &agent.records;
     let failed = |e: String| Refusal::kernel(e);
     let flags = SandboxFlags::from_args(&record.sandbox).map_err(|e| failed(e.0))?;
@@ -185,7 +187,7 @@ fn run_command(
         }
     };
     records.write(lock, record).map_err(failed)?;
-    Ok(())
+    Ok(waited.stopped_by == Some(libc::SIGHUP))
 }
 
 /// For the tests' convenience: the path of the supervisor's output for an id.

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: the real binaries, and scratch folders.
 #![allow(dead_code)]
 
+pub mod background;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};

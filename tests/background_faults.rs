@@ -1,0 +1,151 @@
+//! Crashes at each step of a background command's life (anchors/supervision.md §5.1): the
+//! supervisor, `start` or the keeper is SIGKILLed at a named point (`LNK_FAULT`, compiled only
+//! with the `fault-points` feature) and the records must stay readable, the sweep must end each
+//! one exactly once, and nothing may be left running.
+#![cfg(feature = "fault-points")]
+
+mod common;
+use common::background::*;
+use common::*;
+
+use std::time::{Duration, Instant};
+
+fn start_faulty(bg: &Bg, fault: &str, bridge: &TestBridge, program: &[&str]) -> std::process::Output {
+    let mut c = bg.cmd("start");
+    c.env("LNK_FAULT", fault)
+        .arg("--file")
+        .arg(&bg.policy)
+        .arg("--bridge")
+        .arg(&bridge.path)
+        .arg("--")
+        .args(program);
+    run(&mut c)
+}
+
+fn only_record(bg: &Bg) -> serde_json::Value {
+    let list = bg.list();
+    let records = list.as_array().unwrap();
+    assert_eq!(records.len(), 1, "{list}");
+    records[0].clone()
+}
+
+/// Sweeps until the record is ended and told, and checks exactly one message came.
+fn swept_once(bg: &Bg, bridge: &TestBridge, state: &str) -> serde_json::Value {
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        bg.sweep(Some(&bridge.path));
+        let r = only_record(bg);
+        if r["told"] == true {
+            assert_eq!(r["state"], state, "{r}");
+            let lines = bridge.wait_for(2, Duration::from_millis(300));
+            assert_eq!(lines.len(), 1, "exactly one message: {lines:?}");
+            return r;
+        }
+        assert!(Instant::now() < until, "never told: {r}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn start_dies_after_publishing_the_record() {
+    let bg = Bg::new("f-publish");
+    let bridge = TestBridge::new(&bg.dir);
+    let out = start_faulty(&bg, "start-after-publish", &bridge, &["sleep", "30"]);
+    assert_eq!(out.status.code(), None, "killed by its fault point");
+    let r = swept_once(&bg, &bridge, "lost");
+    assert_eq!(r["leftovers_possible"], false, "nothing was ever started: {r}");
+}
+
+#[test]
+fn the_supervisor_dies_before_starting_anything() {
+    for fault in ["supervise-before-identity", "supervise-before-keeper"] {
+        let bg = Bg::new("f-early");
+        let bridge = TestBridge::new(&bg.dir);
+        let out = start_faulty(&bg, fault, &bridge, &["sleep", "30"]);
+        assert_eq!(out.status.code(), Some(125), "{fault}: {}", stderr(&out));
+        assert!(stderr(&out).contains("the sweep will record it"), "{}", stderr(&out));
+        let r = swept_once(&bg, &bridge, "lost");
+        assert_eq!(r["leftovers_possible"], false, "{fault}: {r}");
+    }
+}
+
+#[test]
+fn the_supervisor_dies_with_the_command_running() {
+    let bg = Bg::new("f-running");
+    let bridge = TestBridge::new(&bg.dir);
+    let out = start_faulty(
+        &bg,
+        "supervise-running",
+        &bridge,
+        &["sh", "-c", "echo $$ > ~/Link/Files/pid; exec sleep 30"],
+    );
+    assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
+    let pid_file = bg.files_dir.join("pid");
+    let until = Instant::now() + Duration::from_secs(5);
+    while !pid_file.exists() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if let Ok(text) = std::fs::read_to_string(&pid_file) {
+        // The keeper saw its supervisor die and ended the group.
+        wait_dead(text.trim().parse().unwrap(), Duration::from_secs(3));
+    }
+    swept_once(&bg, &bridge, "lost");
+}
+
+#[test]
+fn the_supervisor_dies_after_recording_the_end_before_telling() {
+    let bg = Bg::new("f-end");
+    let bridge = TestBridge::new(&bg.dir);
+    let out = start_faulty(&bg, "supervise-after-end", &bridge, &["sh", "-c", "exit 7"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = swept_once(&bg, &bridge, "exited");
+    assert_eq!(r["exit_code"], 7);
+}
+
+#[test]
+fn the_supervisor_dies_after_marking_told_and_no_message_is_ever_sent() {
+    let bg = Bg::new("f-told");
+    let bridge = TestBridge::new(&bg.dir);
+    let out = start_faulty(&bg, "after-told-mark", &bridge, &["sh", "-c", "true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let until = Instant::now() + Duration::from_secs(5);
+    while only_record(&bg)["told"] != true {
+        assert!(Instant::now() < until);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for _ in 0..3 {
+        bg.sweep(Some(&bridge.path));
+    }
+    // At most once: marked before the first byte, so a crash here loses the message.
+    assert!(bridge.wait_for(1, Duration::from_millis(300)).is_empty());
+}
+
+#[test]
+fn the_keeper_killed_with_the_supervisor_alive() {
+    let bg = Bg::new("f-keeper");
+    let bridge = TestBridge::new(&bg.dir);
+    let mut c = bg.cmd("start");
+    c.arg("--file").arg(&bg.policy).arg("--bridge").arg(&bridge.path).args([
+        "--",
+        "sh",
+        "-c",
+        "sleep 99 & echo $! > ~/Link/Files/child; wait",
+    ]);
+    let out = run(&mut c);
+    let id = stdout(&out).trim().to_owned();
+    let child_file = bg.files_dir.join("child");
+    let until = Instant::now() + Duration::from_secs(5);
+    while !child_file.exists() {
+        assert!(Instant::now() < until);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let child: i32 = std::fs::read_to_string(&child_file).unwrap().trim().parse().unwrap();
+    let keeper: i32 = bg.record_field(&id, "keeper_pid").parse().unwrap();
+    // SAFETY: kills the keeper of the command this test started.
+    unsafe { libc::kill(keeper, libc::SIGKILL) };
+    // The supervisor sees the keeper gone and kills the group while the keeper is unreaped.
+    wait_dead(child, Duration::from_secs(3));
+    let r = bg.wait_state(&id, "lost", Duration::from_secs(5));
+    assert_eq!(r["leftovers_possible"], false, "{r}");
+    assert_eq!(bridge.wait_for(1, Duration::from_secs(5)).len(), 1);
+}
