@@ -17,7 +17,9 @@
 //! outside the sandbox's domain) and cannot leave group N (seccomp refuses `setsid` and
 //! `setpgid`), so `kill(-N, SIGKILL)` ends every process the program started, daemonized or not.
 //!
-//! The keeper's job is small: reap what is reparented to it; when the program exits, write its
+//! The keeper holds no descriptor of the helper's but the one it reports on (it closes the rest
+//! once the program is forked), so it never keeps a pipe or a lock alive. Its job is small: reap
+//! what is reparented to it; when the program exits, write its
 //! wait status to the helper and kill the group (itself included); and if the helper dies,
 //! however it dies (SIGKILL included), kill the group. The last uses the parent-death signal,
 //! which is delivered when the helper's thread exits; the race where the helper dies before the
@@ -151,6 +153,8 @@ fn keeper_main(
     };
     drop(stdio);
     drop(failure);
+    // Nothing else of the helper's stays open here: not its pipes, not a record lock.
+    sys::close_all_except(status.as_fd());
     loop {
         match rustix::process::wait(WaitOptions::empty()) {
             Ok(Some((pid, wait_status))) if pid == program => {

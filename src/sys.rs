@@ -243,3 +243,26 @@ pub fn ensure_standard_fds() {
         }
     }
 }
+
+/// This process's group number, as the kernel reports it. 0 when the group was made outside
+/// this pid namespace (the leader is not visible here): rustix's `getpgrp` assumes nonzero.
+pub fn own_process_group() -> i32 {
+    // SAFETY: getpgrp takes no arguments and cannot fail.
+    unsafe { libc::getpgrp() }
+}
+
+/// Closes every descriptor from 3 up except `keep`, so a forked keeper holds nothing of its
+/// parent's (a record lock held by the keeper would make a dead supervisor look alive).
+pub fn close_all_except(keep: std::os::fd::BorrowedFd<'_>) {
+    use std::os::fd::AsRawFd as _;
+    let keep = keep.as_raw_fd() as libc::c_uint;
+    let close = |first: libc::c_uint, last: libc::c_uint| {
+        if first <= last {
+            // SAFETY: close_range on a range of descriptor numbers; the caller owns none of them
+            // any more (it is a forked child about to wait and exit).
+            unsafe { libc::syscall(libc::SYS_close_range, first, last, 0 as libc::c_uint) };
+        }
+    };
+    close(3, keep.saturating_sub(1));
+    close(keep + 1, libc::c_uint::MAX);
+}

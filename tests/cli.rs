@@ -157,13 +157,20 @@ fn usage_errors_exit_2_and_help_exits_0() {
 }
 
 #[test]
-fn link_run_exists_prints_its_usage_and_refuses_unbuilt_verbs() {
+fn link_run_prints_its_usage_and_refuses_bad_words() {
     let out = run(link_run().arg("--help"));
     assert_eq!(out.status.code(), Some(0));
     assert!(stdout(&out).contains("lnk-link-run start"));
     assert_eq!(run(&mut link_run()).status.code(), Some(2));
     assert_eq!(run(link_run().arg("bogus")).status.code(), Some(2));
     let out = run(link_run().arg("start"));
-    assert_eq!(out.status.code(), Some(125));
-    assert!(stderr(&out).contains("not built yet"));
+    assert_eq!(out.status.code(), Some(2), "a start without a program is a usage error");
+    let out = run(link_run().args(["list", "--agent-dir"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("needs a value"), "{}", stderr(&out));
+    let out = run(link_run().args(["list", "--files-dir", "/tmp"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("`--agent-dir` is needed"), "{}", stderr(&out));
+    let out = run(link_run().args(["read", "--agent-dir", "/tmp", "--files-dir", "/tmp"]));
+    assert_eq!(out.status.code(), Some(2), "read needs an id");
 }

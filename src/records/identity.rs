@@ -82,7 +82,7 @@ pub fn prove_group(group: &GroupIdentity) -> Result<OwnedFd, String> {
         return Err("recorded in another pid namespace, where its numbers mean other processes".into());
     }
     let n = group.keeper_pid;
-    let own_group = rustix::process::getpgrp().as_raw_nonzero().get();
+    let own_group = crate::sys::own_process_group();
     if n < 2 || n == own_group {
         return Err(format!("the recorded group {n} is not one that can be signalled"));
     }
@@ -148,7 +148,7 @@ mod tests {
         let me = rustix::process::getpid().as_raw_nonzero().get();
         let stat = proc_stat(me).unwrap();
         assert!(stat.start > 0);
-        assert_eq!(stat.pgrp, rustix::process::getpgrp().as_raw_nonzero().get());
+        assert_eq!(stat.pgrp, crate::sys::own_process_group());
         assert_eq!(boot_id().unwrap().len(), 36);
         assert!(pid_namespace().unwrap() > 0);
     }
@@ -168,7 +168,7 @@ mod tests {
                 .contains("another boot")
         );
         assert!(prove_group(&g(1, 1, &boot)).is_err());
-        let own = rustix::process::getpgrp().as_raw_nonzero().get();
+        let own = crate::sys::own_process_group();
         assert!(prove_group(&g(own, 1, &boot)).is_err());
         // This process leads no group here (or has another start time): never provable.
         let me = rustix::process::getpid().as_raw_nonzero().get();
