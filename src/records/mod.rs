@@ -147,40 +147,60 @@ impl Records {
 
     /// The ids of every record (by their `.toml`), sorted.
     pub fn ids(&self) -> Vec<String> {
-        let mut ids: Vec<String> = std::fs::read_dir(&self.path)
-            .map(|d| {
-                d.flatten()
-                    .filter_map(|e| {
-                        e.file_name().to_str().and_then(|n| n.strip_suffix(".toml")).map(str::to_owned)
-                    })
-                    .filter(|id| format::validate_id(id).is_ok())
-                    .collect()
-            })
-            .unwrap_or_default();
-        ids.sort();
-        ids
+        self.listing().0
     }
 
-    /// Ids with a lock file but no record: a start that died before publishing.
-    pub fn orphan_locks(&self) -> Vec<String> {
-        std::fs::read_dir(&self.path)
-            .map(|d| {
-                d.flatten()
-                    .filter_map(|e| {
-                        e.file_name().to_str().and_then(|n| n.strip_suffix(".lock")).map(str::to_owned)
-                    })
-                    .filter(|id| format::validate_id(id).is_ok())
-                    .filter(|id| {
-                        rustix::fs::statat(
-                            &self.dir,
-                            format!("{id}.toml").as_str(),
-                            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
-                        )
-                        .is_err()
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+    /// One pass over the folder: the ids with a record, and the ids with a lock file but no
+    /// record (a start that died before publishing), both sorted.
+    pub fn listing(&self) -> (Vec<String>, Vec<String>) {
+        let mut records = Vec::new();
+        let mut locks = Vec::new();
+        for entry in std::fs::read_dir(&self.path).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let (id, list) = match (name.strip_suffix(".toml"), name.strip_suffix(".lock")) {
+                (Some(id), _) => (id, &mut records),
+                (_, Some(id)) => (id, &mut locks),
+                _ => continue,
+            };
+            if format::validate_id(id).is_ok() {
+                list.push(id.to_owned());
+            }
+        }
+        records.sort();
+        locks.sort();
+        let orphans = locks.into_iter().filter(|id| records.binary_search(id).is_err()).collect();
+        (records, orphans)
+    }
+
+    /// Whether a record needs nothing from a sweep: ended, told, and younger than a day. Read
+    /// without the lock and without the full parse (the sweep's steady state is thousands of
+    /// such records): lnk writes every value on a line of its own, so these three lines are
+    /// reliable for a record lnk wrote. Anything unexpected answers `false`, and the record then
+    /// gets the full, strict, locked treatment; a skip never acts, so it cannot act wrongly.
+    pub fn settled(&self, id: &str, now_ms: u64) -> bool {
+        let Ok(fd) = rustix::fs::openat(
+            &self.dir,
+            format!("{id}.toml").as_str(),
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            return false;
+        };
+        let mut buf = vec![0u8; 64 * 1024];
+        let Ok(n) = rustix::io::read(&fd, &mut buf) else { return false };
+        let text = String::from_utf8_lossy(&buf[..n]);
+        let (mut ended, mut told, mut young) = (false, false, false);
+        for line in text.lines() {
+            if let Some(state) = line.strip_prefix("state = ") {
+                ended = !matches!(state, "\"starting\"" | "\"running\"");
+            } else if line == "told = true" {
+                told = true;
+            } else if let Some(ms) = line.strip_prefix("ended_ms = ") {
+                young = ms.parse::<u64>().is_ok_and(|ms| now_ms.saturating_sub(ms) <= KEEP_MS);
+            }
+        }
+        ended && told && young
     }
 
     /// Reads a record. Never follows a link; a file over 1 MiB is refused.

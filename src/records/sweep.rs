@@ -37,10 +37,14 @@ const DIED: &str = "its supervisor died without a word";
 /// Sweeps every record.
 pub fn sweep(records: &Records, files_dir: &Path, bridge: Option<&Path>) -> Result<SweepReport, String> {
     let mut report = SweepReport::default();
-    for id in records.ids() {
-        sweep_one(records, files_dir, bridge, &id, &mut report, DIED);
+    let (ids, orphans) = records.listing();
+    let now = now_ms();
+    for id in ids {
+        if !records.settled(&id, now) {
+            sweep_one(records, files_dir, bridge, &id, &mut report, DIED);
+        }
     }
-    remove_orphan_locks(records)?;
+    remove_orphan_locks(records, &orphans)?;
     Ok(report)
 }
 
@@ -117,10 +121,15 @@ fn end_lost(record: &Record) -> (bool, bool) {
 
 /// Removes lock files whose start died before publishing a record, under the start lock so no
 /// start is between creating its lock and publishing its record.
-fn remove_orphan_locks(records: &Records) -> Result<(), String> {
+fn remove_orphan_locks(records: &Records, orphans: &[String]) -> Result<(), String> {
+    if orphans.is_empty() {
+        return Ok(());
+    }
     let _starts = records.lock_starts()?;
-    for id in records.orphan_locks() {
-        if let Ok(Some(lock)) = records.try_lock(&id) {
+    // Listed before the start lock was taken: only those still without a record are orphans.
+    let (_, still) = records.listing();
+    for id in orphans.iter().filter(|id| still.contains(id)) {
+        if let Ok(Some(lock)) = records.try_lock(id) {
             records.remove(lock);
         }
     }
