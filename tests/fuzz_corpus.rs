@@ -40,3 +40,25 @@ fn the_paths_corpus_stays_beneath_its_roots() {
     });
     assert!(n >= 5);
 }
+
+#[test]
+fn the_record_corpus_round_trips() {
+    let n = each_input("record", |text| {
+        if let Ok(r) = lnk::records::Record::parse(text) {
+            assert_eq!(lnk::records::Record::parse(&r.to_toml()), Ok(r));
+        }
+    });
+    assert!(n >= 2);
+}
+
+#[test]
+fn the_output_and_elf_corpora_never_panic() {
+    each_input("output", |text| {
+        let mut t = lnk::output::OutputTail::new(10);
+        t.push(text.as_bytes());
+        let _ = t.finish();
+    });
+    each_input("elf", |text| {
+        let _ = lnk::sandbox::elf::classify(text.as_bytes());
+    });
+}
