@@ -427,3 +427,61 @@ fn corrupt_and_hostile_records_never_cause_a_signal() {
     decoy.kill().unwrap();
     decoy.wait().unwrap();
 }
+
+#[test]
+fn a_dead_unswept_supervisor_holds_no_slot() {
+    let bg = Bg::new("slots");
+    let ids: Vec<String> = (0..4).map(|_| bg.start(&["sleep", "30"])).collect();
+    assert_eq!(bg.start_with(&[], &["sleep", "30"]).status.code(), Some(126), "the fifth is refused");
+    let sup: i32 = bg.record_field(&ids[0], "supervisor_pid").parse().unwrap();
+    // SAFETY: kills a supervisor this test started.
+    unsafe { libc::kill(sup, libc::SIGKILL) };
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let out = bg.start_with(&[], &["sleep", "30"]);
+        if out.status.code() == Some(0) {
+            break;
+        }
+        assert!(Instant::now() < until, "the dead supervisor's slot was never freed: {}", stderr(&out));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_bridge_that_reads_slowly_is_told_once_per_command() {
+    let bg = Bg::new("slow");
+    let path = bg.dir.join("slow.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink = lines.clone();
+    std::thread::spawn(move || {
+        for s in listener.incoming().flatten() {
+            std::thread::sleep(Duration::from_millis(300));
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut &s, &mut text);
+            sink.lock().unwrap().extend(text.lines().map(str::to_owned));
+        }
+    });
+    let ids: Vec<String> = (0..3)
+        .map(|_| {
+            let out = bg.start_with(&["--bridge", path.to_str().unwrap()], &["sh", "-c", "true"]);
+            stdout(&out).trim().to_owned()
+        })
+        .collect();
+    for id in &ids {
+        bg.wait_state(id, "exited", Duration::from_secs(10));
+    }
+    for _ in 0..3 {
+        bg.sweep(Some(&path));
+    }
+    let until = Instant::now() + Duration::from_secs(5);
+    while lines.lock().unwrap().len() < 3 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let got = lines.lock().unwrap().clone();
+    assert_eq!(got.len(), 3, "{got:?}");
+    for id in &ids {
+        assert_eq!(got.iter().filter(|l| l.contains(id.as_str())).count(), 1, "{id}: {got:?}");
+    }
+}

@@ -170,3 +170,37 @@ pub fn remove(files_dir: &Path, id: &str) {
         let _ = rustix::fs::unlinkat(&dir, format!("{id}.out").as_str(), rustix::fs::AtFlags::empty());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_planted_name_makes_creation_fail_and_leaves_the_victim_alone() {
+        let dir = std::env::temp_dir().join(format!("lnk-outfile-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("files/background")).unwrap();
+        let victim = dir.join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let files = dir.join("files");
+        std::os::unix::fs::symlink(&victim, files.join("background/r1.out")).unwrap();
+        std::fs::hard_link(&victim, files.join("background/r2.out")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &files.join("background/r3.out"),
+            rustix::fs::FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        for id in ["r1", "r2", "r3"] {
+            assert!(OutputFile::create(&files, id, 100).is_err(), "{id}");
+        }
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        let mut ok = OutputFile::create(&files, "r4", 4).unwrap();
+        ok.push(b"123456");
+        assert_eq!((ok.written, ok.dropped), (4, 2));
+        ok.finish();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
