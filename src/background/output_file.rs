@@ -187,7 +187,7 @@ mod tests {
         std::fs::hard_link(&victim, files.join("background/r2.out")).unwrap();
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &files.join("background/r3.out"),
+            files.join("background/r3.out"),
             rustix::fs::FileType::Fifo,
             Mode::from_raw_mode(0o600),
             0,
