@@ -1,9 +1,12 @@
-//! A minimal JSON writer for the harness-facing outputs (`--json`, `--report json`).
+//! Minimal JSON for the harness: a writer for the outputs (`--json`, `--report json`) and, in
+//! [`parse`], a strict reader for the file session's requests.
 //!
-//! lnk only ever *writes* JSON here, and only objects, arrays, strings, numbers and booleans, so a
-//! serializer crate would be audit cost without benefit. Strings are escaped per RFC 8259: quotes,
+//! The writer handles only objects, arrays, strings, numbers and booleans, and the reader only
+//! what a request holds, so a serializer crate would be audit cost without benefit. Strings are escaped per RFC 8259: quotes,
 //! backslashes and every control character, so any text (a file name with a newline, a program's
 //! output) stays one valid JSON value on one line.
+
+pub mod parse;
 
 use std::fmt::Write as _;
 
