@@ -20,6 +20,7 @@
 //! | [`output`] | the output capture: start and end of each stream, bounded |
 //! | [`private_tmp`] | each call's own temporary folder |
 //! | [`run`], [`report`] | `lnk sandbox run`, and how a call ended |
+//! | [`file_tool`] | `lnk file`: the file session's operations, through descriptors |
 //! | [`background`] | `lnk-link-run`: start, the supervisor, stop, the bridge, output files |
 //! | [`records`] | records, their locks, the proof a group is still the command's, the sweep |
 //! | [`sys`] | the raw system calls no safe wrapper covers (all the kernel-facing `unsafe`) |
@@ -31,6 +32,7 @@ pub mod cli;
 pub mod diagnostic;
 #[cfg(feature = "fault-points")]
 pub mod fault;
+pub mod file_tool;
 pub mod flags;
 pub mod json;
 pub mod kernel;

@@ -22,6 +22,7 @@ use crate::private_tmp::PrivateTmp;
 use crate::program_path::system_path_var;
 use crate::report::{Outcome, Report};
 use crate::sandbox::{Refusal, Sandbox, SandboxRequest};
+use crate::sandbox_file::Tool;
 
 /// One call as the command line asked for it.
 pub struct RunRequest {
@@ -36,6 +37,9 @@ pub struct RunRequest {
     pub protected: Vec<PathBuf>,
     pub home: PathBuf,
 }
+
+/// The longest a file session may last (a bound for the deadline arithmetic, not a policy).
+const SESSION_LIMIT: Duration = Duration::from_secs(30 * 86_400);
 
 /// The signals that stop a call: the harness's SIGTERM, a person's Ctrl-C, a closed terminal.
 const STOP_SIGNALS: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
@@ -65,7 +69,15 @@ pub fn run(req: &RunRequest) -> Report {
     report.enforcement = Some(sandbox.enforcement.clone());
     report.program_path = Some(sandbox.program_path.clone());
 
-    let env = environment(&req.home, tmp.path(), &req.extra_env);
+    let mut extra_env = req.extra_env.clone();
+    let session = req.flags.tool == Tool::File;
+    if session {
+        // The file session enforces the grants itself too ("writes only where [files] write
+        // grants"), so it gets them from the launcher, which computed them.
+        let flags = crate::json::array(req.flags.to_args().iter().map(|a| crate::json::string(a)));
+        extra_env.push(format!("{}={flags}", crate::cli::FILE_FLAGS_VAR));
+    }
+    let env = environment(&req.home, tmp.path(), &extra_env);
     let mut argv = vec![req.program.clone()];
     argv.extend(req.args.iter().cloned());
     let image = match ProgramImage::new(&sandbox.program_path, &argv, &env) {
@@ -77,9 +89,16 @@ pub fn run(req: &RunRequest) -> Report {
         Ok(fd) => fd,
         Err(e) => return report.failed(format!("signalfd: {e}"), started),
     };
+    // A file session talks to the harness directly: its standard input and output are the
+    // helper's, not captured; only its standard error is kept.
     let pipes = (|| {
         let flags = rustix::pipe::PipeFlags::CLOEXEC;
-        let out = rustix::pipe::pipe_with(flags)?;
+        let out = if session {
+            (None, rustix::io::fcntl_dupfd_cloexec(std::io::stdout().as_fd(), 3)?)
+        } else {
+            let (r, w) = rustix::pipe::pipe_with(flags)?;
+            (Some(r), w)
+        };
         let err = rustix::pipe::pipe_with(flags)?;
         Ok::<_, rustix::io::Errno>((out, err))
     })();
@@ -87,14 +106,15 @@ pub fn run(req: &RunRequest) -> Report {
         Ok(p) => p,
         Err(e) => return report.failed(format!("pipe: {e}"), started),
     };
-    let stdin = match open_stdin(req.pass_stdin) {
+    let stdin = match open_stdin(req.pass_stdin || session) {
         Ok(fd) => fd,
         Err(e) => return report.failed(format!("standard input: {e}"), started),
     };
     // Anything the program's descendants leave behind is reparented to the helper, which reaps.
     let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
 
-    let deadline = started + stop_after(req.flags.timeout_secs);
+    // A session has no timeout: it lasts until its input closes or it is told to stop.
+    let deadline = started + if session { SESSION_LIMIT } else { stop_after(req.flags.timeout_secs) };
     let group = match lifetime::start(&mut sandbox, &image, Stdio { stdin, stdout: out_w, stderr: err_w }) {
         Ok(g) => g,
         Err(why) => return report.failed(why, started),
@@ -105,7 +125,7 @@ pub fn run(req: &RunRequest) -> Report {
     let mut stdout = OutputTail::new(limit);
     let mut stderr = OutputTail::new(limit);
     let waited = group.wait(
-        [(Some(out_r), &mut |b: &[u8]| stdout.push(b)), (Some(err_r), &mut |b: &[u8]| stderr.push(b))],
+        [(out_r, &mut |b: &[u8]| stdout.push(b)), (Some(err_r), &mut |b: &[u8]| stderr.push(b))],
         deadline,
         Duration::ZERO,
         &stop_signals,

@@ -5,6 +5,8 @@
 //! see [`exit`].
 
 pub mod args;
+mod file;
+pub use file::FLAGS_VAR as FILE_FLAGS_VAR;
 pub mod link_run;
 mod run;
 mod sandbox;
@@ -35,6 +37,7 @@ lnk: a sandbox helper for AI-agent harnesses
 Usage:
   lnk sandbox run [FLAGS | --file FILE] -- PROGRAM [ARG]...
                                          run a program in a sandbox
+  lnk file --files-dir DIR               a file session (run inside `lnk sandbox run --tool file`)
   lnk sandbox check FILE                 validate a sandbox file
   lnk sandbox flags [FILE] [--tool run|file]
                                          the flags of `lnk sandbox run` the file makes
@@ -52,6 +55,7 @@ pub fn main(args: &[String]) -> ExitCode {
         Some("sandbox") if args.get(1).map(String::as_str) == Some("run") => {
             return finish(run::main(&args[2..]), "lnk", run::USAGE);
         }
+        Some("file") => return finish(file::main(&args[1..]), "lnk", file::USAGE),
         Some("sandbox") => return finish(sandbox::main(&args[1..]), "lnk", sandbox::USAGE),
         Some("--help" | "-h" | "help") => {
             print!("{USAGE}");

@@ -1,0 +1,252 @@
+//! `lnk file`: one sandbox serves a session's file calls.
+//!
+//! The harness starts `lnk sandbox run --file FILE --tool file -- lnk file --files-dir DIR` once
+//! per session and then writes one JSON request per line on its standard input; each gets one
+//! JSON answer per line on standard output, with the request's `id` echoed:
+//!
+//! ```text
+//! {"id":1,"op":"read","path":"notes.md","offset":0,"limit":100}
+//! {"id":1,"ok":{"size":120,"offset":0,"lines":3,"more":false,"text":"…"}}
+//! {"id":2,"op":"read","path":"../x"}
+//! {"id":2,"error":{"kind":"bad_path","message":"the path climbs out of its root with `..`"}}
+//! ```
+//!
+//! What it guarantees, on top of the sandbox it runs in:
+//! - it starts nothing: `execve` and `execveat` are refused by a seccomp filter it installs on
+//!   itself before reading the first request;
+//! - every path goes through [`roots`]: beneath its root, no symlink followed, and written only
+//!   where a `[files] write` grant covers it;
+//! - a write is atomic (a new file, synced, renamed over the old name): never half-written, even
+//!   if the session is killed mid-write;
+//! - a bad request is an error answer, never the end of the session; a line over
+//!   [`MAX_LINE`] bytes is refused without being held in memory whole.
+
+mod ops;
+pub mod roots;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::json::{self, parse::Value};
+use roots::Roots;
+
+/// The longest request line: a write's content must fit.
+pub const MAX_LINE: usize = 16 << 20;
+
+/// An error answer: a kind a program can branch on, and a message a person can read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileError {
+    pub kind: &'static str,
+    pub message: String,
+}
+
+impl FileError {
+    pub fn new(kind: &'static str, message: impl Into<String>) -> FileError {
+        FileError { kind, message: message.into() }
+    }
+
+    /// Maps a system error to a kind, naming the path.
+    pub fn from_errno(e: rustix::io::Errno, path: &str) -> FileError {
+        use rustix::io::Errno;
+        let (kind, what) = match e {
+            Errno::NOENT => ("not_found", "does not exist"),
+            Errno::LOOP | Errno::XDEV => {
+                ("symlink", "is, or passes through, a symbolic link, which is never followed")
+            }
+            Errno::EXIST => ("exists", "already exists"),
+            Errno::NOTDIR => ("not_a_folder", "is not a folder (or a part of it is not)"),
+            Errno::ISDIR => ("not_a_file", "is a folder"),
+            Errno::ACCESS | Errno::PERM | Errno::ROFS => ("denied", "may not be reached here"),
+            Errno::NOTEMPTY => ("not_empty", "is not empty"),
+            Errno::NAMETOOLONG => ("bad_path", "is too long"),
+            _ => ("io", ""),
+        };
+        let message = if what.is_empty() {
+            format!("`{path}`: {}", std::io::Error::from(e))
+        } else {
+            format!("`{path}` {what}")
+        };
+        FileError { kind, message }
+    }
+}
+
+/// One parsed request.
+pub struct Request {
+    fields: Value,
+}
+
+impl Request {
+    fn field(&self, key: &str) -> Option<&Value> {
+        self.fields.get(key)
+    }
+
+    pub fn str(&self, key: &str) -> Result<&str, FileError> {
+        self.opt_str(key)?.ok_or_else(|| FileError::new("bad_request", format!("`{key}` is needed")))
+    }
+
+    pub fn opt_str(&self, key: &str) -> Result<Option<&str>, FileError> {
+        match self.field(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_str()
+                .map(Some)
+                .ok_or_else(|| FileError::new("bad_request", format!("`{key}` must be a string"))),
+        }
+    }
+
+    pub fn opt_u64(&self, key: &str) -> Result<Option<u64>, FileError> {
+        match self.field(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => {
+                v.as_i64().and_then(|n| u64::try_from(n).ok()).map(Some).ok_or_else(|| {
+                    FileError::new("bad_request", format!("`{key}` must be a whole number ≥ 0"))
+                })
+            }
+        }
+    }
+
+    pub fn opt_bool(&self, key: &str) -> Result<Option<bool>, FileError> {
+        match self.field(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_bool()
+                .map(Some)
+                .ok_or_else(|| FileError::new("bad_request", format!("`{key}` must be true or false"))),
+        }
+    }
+}
+
+/// The `id` echoed in the answer, as JSON (null when the request had none or did not parse).
+fn id_json(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => json::string(s),
+        Some(Value::Int(n)) => n.to_string(),
+        _ => "null".into(),
+    }
+}
+
+/// Answers one request line.
+pub fn answer(roots: &mut Roots, line: &str) -> String {
+    let parsed = json::parse::parse(line);
+    let id = id_json(parsed.as_ref().ok().and_then(|v| v.get("id")));
+    let result = match parsed {
+        Err(why) => Err(FileError::new("bad_request", why)),
+        Ok(fields @ Value::Object(_)) => dispatch(roots, &Request { fields }),
+        Ok(_) => Err(FileError::new("bad_request", "a request is a JSON object")),
+    };
+    match result {
+        Ok(ok) => format!("{{\"id\":{id},\"ok\":{ok}}}"),
+        Err(e) => format!(
+            "{{\"id\":{id},\"error\":{}}}",
+            json::Object::new().str("kind", e.kind).str("message", &e.message).finish()
+        ),
+    }
+}
+
+fn dispatch(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
+    match req.str("op")? {
+        "read" => ops::read(roots, req),
+        "write" => ops::write(roots, req),
+        "edit" => ops::edit(roots, req),
+        "list" => ops::list(roots, req),
+        "stat" => ops::stat(roots, req),
+        "search" => ops::search(roots, req),
+        "mkdir" => ops::mkdir(roots, req),
+        "move" => ops::rename(roots, req),
+        "remove" => ops::remove(roots, req),
+        other => Err(FileError::new(
+            "bad_request",
+            format!(
+                "unknown op `{}`: read, write, edit, list, stat, search, mkdir, move, remove",
+                other.escape_debug()
+            ),
+        )),
+    }
+}
+
+/// Refuses `execve` and `execveat` from here on: a file session can never run code.
+pub fn forbid_exec() -> Result<(), String> {
+    use std::collections::BTreeMap;
+    let arch = seccompiler::TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())?;
+    let filter = seccompiler::SeccompFilter::new(
+        BTreeMap::from([(libc::SYS_execve, Vec::new()), (libc::SYS_execveat, Vec::new())]),
+        seccompiler::SeccompAction::Allow,
+        seccompiler::SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(|e| e.to_string())?;
+    let program: seccompiler::BpfProgram =
+        filter.try_into().map_err(|e: seccompiler::BackendError| e.to_string())?;
+    seccompiler::apply_filter(&program).map_err(|e| e.to_string())
+}
+
+/// Runs a session: requests from standard input until it closes.
+pub fn serve(home: PathBuf, files_dir: &Path, read: Vec<PathBuf>, write: Vec<PathBuf>) -> Result<(), String> {
+    forbid_exec().map_err(|e| format!("cannot forbid exec: {e}"))?;
+    let mut roots = Roots::new(home, files_dir, read, write)?;
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let stdout = std::io::stdout();
+    let mut output = std::io::BufWriter::new(stdout.lock());
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let (n, too_long) = read_line(&mut input, &mut line).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Ok(());
+        }
+        let reply = if too_long {
+            format!(
+                "{{\"id\":null,\"error\":{}}}",
+                json::Object::new()
+                    .str("kind", "too_large")
+                    .str("message", &format!("a request line is at most {MAX_LINE} bytes"))
+                    .finish()
+            )
+        } else {
+            match std::str::from_utf8(&line) {
+                Ok(text) if text.trim().is_empty() => continue,
+                Ok(text) => answer(&mut roots, text),
+                Err(_) => format!(
+                    "{{\"id\":null,\"error\":{}}}",
+                    json::Object::new()
+                        .str("kind", "bad_request")
+                        .str("message", "a request line is UTF-8 JSON")
+                        .finish()
+                ),
+            }
+        };
+        if writeln!(output, "{reply}").and_then(|()| output.flush()).is_err() {
+            return Ok(());
+        }
+    }
+}
+
+/// Reads one line into `line` (without the newline), keeping at most [`MAX_LINE`] bytes;
+/// returns the bytes consumed (0 at the end) and whether the line was longer.
+fn read_line(input: &mut impl std::io::BufRead, line: &mut Vec<u8>) -> std::io::Result<(usize, bool)> {
+    let mut consumed = 0;
+    let mut too_long = false;
+    loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            return Ok((consumed, too_long));
+        }
+        let (chunk, done) = match memchr::memchr(b'\n', buf) {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        if line.len() + chunk.len() > MAX_LINE {
+            too_long = true;
+            line.clear();
+        } else if !too_long {
+            line.extend_from_slice(chunk);
+        }
+        let used = done.unwrap_or(buf.len());
+        input.consume(used);
+        consumed += used;
+        if done.is_some() {
+            return Ok((consumed, too_long));
+        }
+    }
+}

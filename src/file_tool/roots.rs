@@ -1,0 +1,116 @@
+//! Where the file tool may read and write, and how a path reaches a descriptor.
+//!
+//! A request's path is parsed by [`crate::paths::AgentPath`] (relative, normalised, never above
+//! its root; `teams/<team>/…` is that team's `Shared` folder). Its root folder is opened once,
+//! without following any link, and every operation opens beneath that descriptor with
+//! `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)`: a symlink planted
+//! anywhere in the path makes the call fail, and nothing can climb out of the root. Whether a
+//! path may be read or written is decided here from the sandbox's own grants, whatever Landlock
+//! would allow: a write needs a `[files] write` grant covering the path.
+
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{Mode, OFlags, ResolveFlags};
+use rustix::io::Errno;
+
+use super::FileError;
+use crate::paths::{AgentPath, RelativePath, is_beneath, team_folder};
+use crate::sandbox::grants;
+
+/// An opened root folder.
+pub struct Root {
+    pub path: PathBuf,
+    pub fd: OwnedFd,
+}
+
+/// A request's path, resolved to its root and the part beneath it.
+pub struct Target<'a> {
+    pub root: &'a Root,
+    pub rel: RelativePath,
+    pub abs: PathBuf,
+}
+
+impl Target<'_> {
+    /// The relative path as `openat2` takes it (`.` for the root itself).
+    pub fn rel_str(&self) -> String {
+        self.rel.to_string()
+    }
+
+    /// The parent folder's relative path and the last name; `None` for the root itself.
+    pub fn split(&self) -> Option<(String, String)> {
+        let names: Vec<&str> = self.rel.components().collect();
+        let (last, parent) = names.split_last()?;
+        let parent = if parent.is_empty() { ".".to_owned() } else { parent.join("/") };
+        Some((parent, (*last).to_owned()))
+    }
+}
+
+/// The grants and the opened roots of one file session.
+pub struct Roots {
+    home: PathBuf,
+    files: Root,
+    read: Vec<PathBuf>,
+    write: Vec<PathBuf>,
+    teams: Vec<(String, Root)>,
+}
+
+impl Roots {
+    pub fn new(
+        home: PathBuf,
+        files_dir: &Path,
+        read: Vec<PathBuf>,
+        write: Vec<PathBuf>,
+    ) -> Result<Roots, String> {
+        let fd = grants::open_no_symlinks(files_dir, true)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("the files folder {} does not exist", files_dir.display()))?;
+        Ok(Roots { home, files: Root { path: files_dir.to_owned(), fd }, read, write, teams: Vec::new() })
+    }
+
+    /// Resolves a request's path. `write` asks for a path a write grant covers.
+    pub fn resolve(&mut self, path: &str, write: bool) -> Result<Target<'_>, FileError> {
+        let agent_path = AgentPath::parse(path).map_err(|e| FileError::new("bad_path", e.to_string()))?;
+        let abs = agent_path.resolve(&self.files.path, &self.home);
+        let allowed = |grants: &[PathBuf]| grants.iter().any(|g| is_beneath(&abs, g));
+        let permitted =
+            if write { allowed(&self.write) } else { allowed(&self.read) || allowed(&self.write) };
+        if !permitted {
+            let what = if write {
+                "written: no `[files] write` grant covers it"
+            } else {
+                "read: no grant covers it"
+            };
+            return Err(FileError::new("denied", format!("`{path}` may not be {what}")));
+        }
+        match agent_path {
+            AgentPath::Files(rel) => Ok(Target { root: &self.files, rel, abs }),
+            AgentPath::Team { team, rest } => {
+                if !self.teams.iter().any(|(t, _)| *t == team) {
+                    let folder = team_folder(&self.home, &team);
+                    let fd = grants::open_no_symlinks(&folder, true)
+                        .map_err(|e| FileError::new("symlink", e.to_string()))?
+                        .ok_or_else(|| {
+                            FileError::new("not_found", format!("the team folder of `{team}` does not exist"))
+                        })?;
+                    self.teams.push((team.clone(), Root { path: folder, fd }));
+                }
+                let root = &self.teams.iter().find(|(t, _)| *t == team).expect("inserted above").1;
+                Ok(Target { root, rel: rest, abs })
+            }
+        }
+    }
+}
+
+/// Opens `rel` beneath `root` without following any link.
+pub fn open_beneath(root: &Root, rel: &str, flags: OFlags, mode: Mode) -> Result<OwnedFd, FileError> {
+    let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    for _ in 0..16 {
+        match rustix::fs::openat2(&root.fd, rel, flags | OFlags::CLOEXEC, mode, how) {
+            Err(Errno::AGAIN) => continue,
+            Ok(fd) => return Ok(fd),
+            Err(e) => return Err(FileError::from_errno(e, rel)),
+        }
+    }
+    Err(FileError::new("io", format!("`{rel}`: the lookup kept racing a rename")))
+}
