@@ -166,6 +166,11 @@ fn dispatch(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
 
 /// Refuses `execve` and `execveat` from here on: a file session can never run code.
 pub fn forbid_exec() -> Result<(), String> {
+    seccompiler::apply_filter(&exec_filter()?).map_err(|e| e.to_string())
+}
+
+/// The filter [`forbid_exec`] installs, built apart so a test can build it before forking.
+pub fn exec_filter() -> Result<seccompiler::BpfProgram, String> {
     use std::collections::BTreeMap;
     let arch = seccompiler::TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())?;
     let filter = seccompiler::SeccompFilter::new(
@@ -175,9 +180,7 @@ pub fn forbid_exec() -> Result<(), String> {
         arch,
     )
     .map_err(|e| e.to_string())?;
-    let program: seccompiler::BpfProgram =
-        filter.try_into().map_err(|e: seccompiler::BackendError| e.to_string())?;
-    seccompiler::apply_filter(&program).map_err(|e| e.to_string())
+    filter.try_into().map_err(|e: seccompiler::BackendError| e.to_string())
 }
 
 /// Runs a session: requests from standard input until it closes.
