@@ -328,14 +328,18 @@ pub fn mkdir(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
 /// never through a link.
 fn make_folders(t: &Target<'_>, rel: &str) -> Result<(), FileError> {
     let mut current = open_beneath(t.root, ".", OFlags::PATH | OFlags::DIRECTORY, Mode::empty())?;
+    let mut so_far = String::new();
     for name in rel.split('/').filter(|n| !n.is_empty() && *n != ".") {
         match rustix::fs::mkdirat(&current, name, Mode::from_raw_mode(0o755)) {
             Ok(()) | Err(Errno::EXIST) => {}
             Err(e) => return Err(FileError::from_errno(e, name)),
         }
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        current = rustix::fs::openat(&current, name, flags, Mode::empty())
-            .map_err(|e| FileError::from_errno(e, name))?;
+        if !so_far.is_empty() {
+            so_far.push('/');
+        }
+        so_far.push_str(name);
+        // Reopened from the root, so a link in its place is refused as a link.
+        current = open_beneath(t.root, &so_far, OFlags::PATH | OFlags::DIRECTORY, Mode::empty())?;
     }
     Ok(())
 }

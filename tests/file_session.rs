@@ -1,0 +1,319 @@
+//! `lnk file`: the file session's operations, its errors, and the attacks code the agent ran
+//! could have prepared in the files folder (symlinks, hard links, FIFOs, a folder swapped for a
+//! link while calls run).
+
+mod common;
+use common::*;
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+struct Session {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+}
+
+impl Session {
+    fn spawn(mut cmd: Command) -> Session {
+        let mut child =
+            cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Session { child, stdin, stdout, next: 0 }
+    }
+
+    fn raw(&mut self, line: &str) -> Value {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+        let mut answer = String::new();
+        self.stdout.read_line(&mut answer).unwrap();
+        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer:?}"))
+    }
+
+    /// Sends `req` with a fresh id; returns `ok` or panics on an error answer.
+    fn ok(&mut self, mut req: Value) -> Value {
+        let a = self.call(&mut req);
+        assert!(a.get("error").is_none(), "{req} failed: {a}");
+        a["ok"].clone()
+    }
+
+    /// Sends `req` expecting an error of `kind`.
+    fn err(&mut self, mut req: Value, kind: &str) -> String {
+        let a = self.call(&mut req);
+        assert_eq!(a["error"]["kind"], kind, "{req}: {a}");
+        a["error"]["message"].as_str().unwrap().to_owned()
+    }
+
+    fn call(&mut self, req: &mut Value) -> Value {
+        self.next += 1;
+        req["id"] = json!(self.next);
+        let a = self.raw(&req.to_string());
+        assert_eq!(a["id"], json!(self.next), "the id is echoed");
+        a
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Files {
+    dir: Scratch,
+    home: PathBuf,
+    files: PathBuf,
+}
+
+impl Files {
+    fn new(name: &str) -> Files {
+        let dir = Scratch::new(name);
+        let home = dir.join("home");
+        let files = home.join("Link/Files");
+        std::fs::create_dir_all(&files).unwrap();
+        std::fs::create_dir_all(home.join("Link/Teams/blue/Shared")).unwrap();
+        std::fs::create_dir_all(home.join("Link/Teams/red/Shared")).unwrap();
+        Files { dir, home, files }
+    }
+
+    /// A session run directly: reads beneath home, writes the files folder and team blue.
+    fn session(&self) -> Session {
+        let mut c = lnk();
+        c.env("HOME", &self.home).arg("file").arg("--files-dir").arg(&self.files);
+        c.arg("--read").arg(&self.home).arg("--write").arg(&self.files);
+        c.arg("--write").arg(self.home.join("Link/Teams/blue/Shared"));
+        Session::spawn(c)
+    }
+
+    /// The same, inside the sandbox the launcher makes for the file tool.
+    fn sandboxed(&self) -> Session {
+        let policy = self.dir.file(
+            "sandbox.toml",
+            "commands = []\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\", \"~/Link/Teams/blue/Shared\"]\n",
+        );
+        let mut c = lnk();
+        c.env("HOME", &self.home).args(["sandbox", "run", "--tool", "file", "--file"]).arg(policy);
+        c.args(["--", "lnk", "file", "--files-dir"]).arg(&self.files);
+        Session::spawn(c)
+    }
+}
+
+#[test]
+fn every_operation_works_and_says_what_it_did() {
+    let f = Files::new("ops");
+    let mut s = f.session();
+    assert_eq!(s.ok(json!({"op": "write", "path": "a/b.txt", "content": "one\ntwo\nthree\n"}))["size"], 14);
+    let r = s.ok(json!({"op": "read", "path": "a/b.txt", "offset": 1, "limit": 1}));
+    assert_eq!(
+        (r["text"].as_str(), r["lines"].as_u64(), r["more"].as_bool()),
+        (Some("two\n"), Some(1), Some(true))
+    );
+    let r = s.ok(json!({"op": "read", "path": "a/b.txt", "byte_offset": 4, "byte_length": 3}));
+    assert_eq!(r["text"], "two");
+    s.ok(json!({"op": "edit", "path": "a/b.txt", "old": "two", "new": "2"}));
+    assert_eq!(std::fs::read_to_string(f.files.join("a/b.txt")).unwrap(), "one\n2\nthree\n");
+    let e = s.err(json!({"op": "edit", "path": "a/b.txt", "old": "e", "new": "E"}), "not_unique");
+    assert!(e.contains("occurs 3 times"), "{e}");
+    s.err(json!({"op": "edit", "path": "a/b.txt", "old": "absent", "new": "x"}), "not_found");
+    let l = s.ok(json!({"op": "list", "path": "a"}));
+    assert_eq!(l["entries"], json!([{"name": "b.txt", "kind": "file", "size": 12}]));
+    assert_eq!(s.ok(json!({"op": "stat", "path": "a"}))["kind"], "folder");
+    s.ok(json!({"op": "mkdir", "path": "x/y/z"}));
+    assert!(f.files.join("x/y/z").is_dir());
+    s.ok(json!({"op": "write", "path": "x/y/z/n.md", "content": "needle here\nnope\nneedle again\n"}));
+    let found = s.ok(json!({"op": "search", "query": "needle"}));
+    assert_eq!(found["matches"].as_array().unwrap().len(), 2, "{found}");
+    assert_eq!(found["matches"][0]["path"], "x/y/z/n.md");
+    assert_eq!(found["matches"][1]["line"], 3);
+    s.ok(json!({"op": "move", "from": "a/b.txt", "to": "x/moved.txt"}));
+    assert!(f.files.join("x/moved.txt").exists() && !f.files.join("a/b.txt").exists());
+    s.err(json!({"op": "move", "from": "x/moved.txt", "to": "x/y/z/n.md"}), "exists");
+    s.err(json!({"op": "remove", "path": "x"}), "not_empty");
+    s.ok(json!({"op": "remove", "path": "x", "recursive": true}));
+    assert!(!f.files.join("x").exists());
+    std::fs::write(f.files.join("bin"), b"\x00\x01\x02").unwrap();
+    assert_eq!(s.ok(json!({"op": "read", "path": "bin"}))["binary"], true);
+}
+
+#[test]
+fn bad_requests_are_answers_and_the_session_goes_on() {
+    let f = Files::new("bad");
+    let mut s = f.session();
+    assert_eq!(s.raw("not json")["error"]["kind"], "bad_request");
+    assert_eq!(s.raw("[1,2]")["error"]["kind"], "bad_request");
+    s.err(json!({"op": "frobnicate"}), "bad_request");
+    s.err(json!({"op": "read"}), "bad_request");
+    s.err(json!({"op": "read", "path": 7}), "bad_request");
+    s.err(json!({"op": "read", "path": "missing"}), "not_found");
+    s.err(json!({"op": "read", "path": "../../etc/passwd"}), "bad_path");
+    s.err(json!({"op": "read", "path": "/etc/passwd"}), "bad_path");
+    s.err(json!({"op": "read", "path": "a\u{0}b"}), "bad_path");
+    s.err(json!({"op": "write", "path": "x".repeat(300), "content": ""}), "bad_path");
+    s.err(json!({"op": "remove", "path": "."}), "bad_path");
+    // A line over the limit is refused without being kept, and the session goes on.
+    let huge =
+        format!("{{\"id\":1,\"op\":\"write\",\"path\":\"h\",\"content\":\"{}\"}}", "x".repeat(17 << 20));
+    assert_eq!(s.raw(&huge)["error"]["kind"], "too_large");
+    s.ok(json!({"op": "write", "path": "after", "content": "still here"}));
+}
+
+#[test]
+fn writes_only_where_write_grants_reach() {
+    let f = Files::new("grants");
+    let mut s = f.session();
+    s.ok(json!({"op": "write", "path": "teams/blue/plan.md", "content": "blue"}));
+    assert_eq!(std::fs::read_to_string(f.home.join("Link/Teams/blue/Shared/plan.md")).unwrap(), "blue");
+    std::fs::write(f.home.join("Link/Teams/red/Shared/r.md"), "red").unwrap();
+    assert_eq!(s.ok(json!({"op": "read", "path": "teams/red/r.md"}))["text"], "red");
+    s.err(json!({"op": "write", "path": "teams/red/r.md", "content": "x"}), "denied");
+    s.err(json!({"op": "remove", "path": "teams/red/r.md"}), "denied");
+    s.err(json!({"op": "read", "path": "teams/.hidden/x"}), "bad_path");
+    s.err(json!({"op": "read", "path": "teams/green/x"}), "not_found");
+    assert_eq!(std::fs::read_to_string(f.home.join("Link/Teams/red/Shared/r.md")).unwrap(), "red");
+}
+
+#[test]
+fn planted_links_and_fifos_never_redirect_or_block() {
+    let f = Files::new("links");
+    let secret = f.dir.file("secret.txt", "SECRET");
+    let outside = f.dir.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&secret, f.files.join("link.txt")).unwrap();
+    std::os::unix::fs::symlink(&outside, f.files.join("dirlink")).unwrap();
+    std::fs::hard_link(&secret, f.files.join("hard.txt")).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &f.files.join("fifo"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let mut s = f.session();
+    s.err(json!({"op": "read", "path": "link.txt"}), "symlink");
+    s.err(json!({"op": "read", "path": "dirlink/x"}), "symlink");
+    s.err(json!({"op": "write", "path": "dirlink/x", "content": "x"}), "symlink");
+    s.err(json!({"op": "list", "path": "dirlink"}), "symlink");
+    s.err(json!({"op": "read", "path": "fifo"}), "not_a_file");
+    // Writing a name that is a link or a hard link replaces the name; the target is untouched.
+    s.ok(json!({"op": "write", "path": "link.txt", "content": "mine"}));
+    s.ok(json!({"op": "write", "path": "hard.txt", "content": "mine"}));
+    s.ok(json!({"op": "edit", "path": "hard.txt", "old": "mine", "new": "ours"}));
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "SECRET");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    assert!(!std::fs::symlink_metadata(f.files.join("link.txt")).unwrap().file_type().is_symlink());
+    // A search walks past links and special files without following them.
+    std::fs::write(f.files.join("real.txt"), "SECRET in the open").unwrap();
+    let found = s.ok(json!({"op": "search", "query": "SECRET"}));
+    let paths: Vec<&str> =
+        found["matches"].as_array().unwrap().iter().map(|m| m["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["real.txt"], "{found}");
+}
+
+#[test]
+fn a_folder_swapped_for_a_link_while_calls_run_never_leaks() {
+    let f = Files::new("race");
+    let secret_dir = f.dir.join("secret");
+    std::fs::create_dir_all(&secret_dir).unwrap();
+    std::fs::write(secret_dir.join("data.txt"), "SECRET").unwrap();
+    std::fs::create_dir_all(f.files.join("work")).unwrap();
+    std::fs::write(f.files.join("work/data.txt"), "public").unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (files, secret_dir, stop) = (f.files.clone(), secret_dir.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::rename(files.join("work"), files.join("work.real"));
+                let _ = std::os::unix::fs::symlink(&secret_dir, files.join("work"));
+                let _ = std::fs::remove_file(files.join("work"));
+                let _ = std::fs::rename(files.join("work.real"), files.join("work"));
+            }
+        })
+    };
+    let mut s = f.session();
+    for i in 0..400 {
+        let mut req = json!({"op": "read", "path": "work/data.txt"});
+        let a = s.call(&mut req);
+        assert!(!a.to_string().contains("SECRET"), "read through the swapped link: {a}");
+        let mut req = json!({"op": "write", "path": "work/out.txt", "content": format!("{i}")});
+        let _ = s.call(&mut req);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert_eq!(
+        std::fs::read_dir(&secret_dir).unwrap().count(),
+        1,
+        "nothing was written into the secret folder"
+    );
+}
+
+#[test]
+fn a_killed_session_never_leaves_a_half_written_file() {
+    let f = Files::new("killed");
+    let big = "x".repeat(8 << 20);
+    for _ in 0..5 {
+        let mut s = f.session();
+        s.ok(json!({"op": "write", "path": "f.txt", "content": "old"}));
+        writeln!(s.stdin, "{}", json!({"id": 99, "op": "write", "path": "f.txt", "content": big})).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        let _ = s.child.kill();
+        let _ = s.child.wait();
+        let now = std::fs::read_to_string(f.files.join("f.txt")).unwrap();
+        assert!(now == "old" || now == big, "a half-written file: {} bytes", now.len());
+    }
+}
+
+#[test]
+fn the_sandboxed_session_works_and_can_execute_nothing() {
+    let f = Files::new("sandboxed");
+    let mut s = f.sandboxed();
+    s.ok(json!({"op": "write", "path": "n.txt", "content": "hi"}));
+    assert_eq!(s.ok(json!({"op": "read", "path": "n.txt"}))["text"], "hi");
+    s.err(json!({"op": "write", "path": "teams/red/x", "content": "x"}), "denied");
+    // The session (the helper's grandchild, below the keeper) runs under the launcher's three
+    // filters and its own exec filter.
+    let helper = s.child.id() as i32;
+    let field = |status: &str, key: &str| -> Option<i32> {
+        status.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse().ok())
+    };
+    let statuses: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("status")).ok())
+        .collect();
+    let keeper = statuses
+        .iter()
+        .find(|st| field(st, "PPid:") == Some(helper))
+        .and_then(|st| field(st, "Pid:"))
+        .unwrap();
+    let session = statuses.iter().find(|st| field(st, "PPid:") == Some(keeper)).expect("the session process");
+    assert_eq!(field(session, "Seccomp_filters:"), Some(4), "{session}");
+}
+
+#[test]
+fn the_exec_filter_refuses_execve() {
+    // The filter is built before the fork; the child only installs it and tries to execute.
+    let filter = lnk::file_tool::exec_filter().unwrap();
+    // SAFETY: the child makes only system calls (prctl, seccomp, execve, _exit).
+    unsafe {
+        let pid = libc::fork();
+        if pid == 0 {
+            if seccompiler::apply_filter(&filter).is_err() {
+                libc::_exit(2);
+            }
+            let argv = [c"/bin/true".as_ptr(), std::ptr::null()];
+            libc::execve(c"/bin/true".as_ptr(), argv.as_ptr(), std::ptr::null());
+            libc::_exit(if *libc::__errno_location() == libc::EPERM { 42 } else { 3 });
+        }
+        let mut status = 0;
+        libc::waitpid(pid, &mut status, 0);
+        assert_eq!(libc::WEXITSTATUS(status), 42, "execve answered EPERM");
+    }
+}
