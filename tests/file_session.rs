@@ -190,7 +190,7 @@ fn planted_links_and_fifos_never_redirect_or_block() {
     std::fs::hard_link(&secret, f.files.join("hard.txt")).unwrap();
     rustix::fs::mknodat(
         rustix::fs::CWD,
-        &f.files.join("fifo"),
+        f.files.join("fifo"),
         rustix::fs::FileType::Fifo,
         rustix::fs::Mode::from_raw_mode(0o600),
         0,
