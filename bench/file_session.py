@@ -63,3 +63,18 @@ lnk_write_nosync = round_trips(session_cmd, dict(write, sync=False))
 print(f"round trip, median: cat {cat_rt*1e6:.1f} µs; read {lnk_read*1e6:.1f} µs "
       f"(+{(lnk_read-cat_rt)*1e6:.1f} µs over cat); write {lnk_write*1e6:.1f} µs (+{(lnk_write-cat_rt)*1e6:.1f} µs, fsync); "
       f"write with \"sync\": false {lnk_write_nosync*1e6:.1f} µs (+{(lnk_write_nosync-cat_rt)*1e6:.1f} µs)")
+
+def pipelined(cmd, request, n=5000):
+    """Mean cost per call with the requests queued: the session's own work, without the two
+    process wakeups a strict round trip pays on each call."""
+    lines = "".join(json.dumps(dict(request, id=i)) + "\n" for i in range(n)).encode()
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, input=lines, stdout=subprocess.PIPE, env=env).stdout
+    elapsed = time.perf_counter() - t0
+    assert out.count(b"\n") == n
+    return elapsed / n
+
+base = pipelined(["cat"], read)
+for name, req in [("read", read), ("write", dict(write, sync=False)), ("write+fsync", write)]:
+    per = pipelined(session_cmd, req, 2000 if name == "write+fsync" else 5000)
+    print(f"pipelined, mean per call: {name} {per*1e6:.1f} µs (cat {base*1e6:.1f} µs)")
