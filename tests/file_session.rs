@@ -92,6 +92,31 @@ impl Files {
         Session::spawn(c)
     }
 
+    /// A session on a simulated kernel without openat2 (ENOSYS), to exercise the fallback walk.
+    fn without_openat2(&self) -> Session {
+        use std::os::unix::process::CommandExt as _;
+        let mut c = lnk();
+        c.env("HOME", &self.home).arg("file").arg("--files-dir").arg(&self.files);
+        c.arg("--read").arg(&self.home).arg("--write").arg(&self.files);
+        let arch = seccompiler::TargetArch::try_from(std::env::consts::ARCH).unwrap();
+        let filter: seccompiler::BpfProgram = seccompiler::SeccompFilter::new(
+            std::collections::BTreeMap::from([(libc::SYS_openat2, Vec::new())]),
+            seccompiler::SeccompAction::Allow,
+            seccompiler::SeccompAction::Errno(libc::ENOSYS as u32),
+            arch,
+        )
+        .unwrap()
+        .try_into()
+        .unwrap();
+        // SAFETY: installs the filter in the forked child before exec; only system calls.
+        unsafe {
+            c.pre_exec(move || {
+                seccompiler::apply_filter(&filter).map_err(|e| std::io::Error::other(e.to_string()))
+            });
+        }
+        Session::spawn(c)
+    }
+
     /// The same, inside the sandbox the launcher makes for the file tool.
     fn sandboxed(&self) -> Session {
         let policy = self.dir.file(
@@ -196,8 +221,12 @@ fn planted_links_and_fifos_never_redirect_or_block() {
         0,
     )
     .unwrap();
+    std::fs::write(f.files.join("inside.txt"), "inside").unwrap();
+    std::os::unix::fs::symlink("inside.txt", f.files.join("inner-link")).unwrap();
     let mut s = f.session();
     s.err(json!({"op": "read", "path": "link.txt"}), "symlink");
+    // Even a link that stays inside the folder is not followed.
+    s.err(json!({"op": "read", "path": "inner-link"}), "symlink");
     s.err(json!({"op": "read", "path": "dirlink/x"}), "symlink");
     s.err(json!({"op": "write", "path": "dirlink/x", "content": "x"}), "symlink");
     s.err(json!({"op": "list", "path": "dirlink"}), "symlink");
@@ -215,6 +244,24 @@ fn planted_links_and_fifos_never_redirect_or_block() {
     let paths: Vec<&str> =
         found["matches"].as_array().unwrap().iter().map(|m| m["path"].as_str().unwrap()).collect();
     assert_eq!(paths, ["real.txt"], "{found}");
+}
+
+#[test]
+fn without_openat2_links_are_still_never_followed() {
+    let f = Files::new("noopenat2");
+    let secret = f.dir.file("secret.txt", "SECRET");
+    std::os::unix::fs::symlink(&secret, f.files.join("link.txt")).unwrap();
+    std::os::unix::fs::symlink(f.dir.path.clone(), f.files.join("dirlink")).unwrap();
+    let mut s = f.without_openat2();
+    s.ok(json!({"op": "write", "path": "a/b.txt", "content": "fine"}));
+    assert_eq!(s.ok(json!({"op": "read", "path": "a/b.txt"}))["text"], "fine");
+    let a = s.call(&mut json!({"op": "read", "path": "link.txt"}));
+    assert!(a["error"].is_object() && !a.to_string().contains("SECRET"), "{a}");
+    let a = s.call(&mut json!({"op": "read", "path": "dirlink/secret.txt"}));
+    assert!(a["error"].is_object() && !a.to_string().contains("SECRET"), "{a}");
+    let a = s.call(&mut json!({"op": "write", "path": "dirlink/x", "content": "x"}));
+    assert!(a["error"].is_object(), "{a}");
+    assert!(!f.dir.join("x").exists());
 }
 
 #[test]

@@ -108,9 +108,37 @@ pub fn open_beneath(root: &Root, rel: &str, flags: OFlags, mode: Mode) -> Result
     for _ in 0..16 {
         match rustix::fs::openat2(&root.fd, rel, flags | OFlags::CLOEXEC, mode, how) {
             Err(Errno::AGAIN) => continue,
+            Err(Errno::NOSYS) => {
+                return walk_beneath(root, rel, flags, mode).map_err(|e| FileError::from_errno(e, rel));
+            }
             Ok(fd) => return Ok(fd),
             Err(e) => return Err(FileError::from_errno(e, rel)),
         }
     }
     Err(FileError::new("io", format!("`{rel}`: the lookup kept racing a rename")))
+}
+
+/// The same without `openat2` (Linux before 5.6): one name at a time with `O_NOFOLLOW`, each
+/// folder checked not to be a link, the last name opened with `O_NOFOLLOW` too. `rel` is
+/// already normalised (no `..`), so nothing climbs.
+fn walk_beneath(root: &Root, rel: &str, flags: OFlags, mode: Mode) -> Result<OwnedFd, Errno> {
+    let names: Vec<&str> = rel.split('/').filter(|n| !n.is_empty() && *n != ".").collect();
+    let Some((last, folders)) = names.split_last() else {
+        return rustix::fs::openat(&root.fd, ".", flags | OFlags::CLOEXEC, mode);
+    };
+    let mut dir =
+        rustix::fs::openat(&root.fd, ".", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+    for name in folders {
+        if *name == ".." {
+            return Err(Errno::XDEV);
+        }
+        // A link here fails (ENOTDIR: O_NOFOLLOW opens the link itself, not a folder).
+        dir = rustix::fs::openat(
+            &dir,
+            *name,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+    }
+    rustix::fs::openat(&dir, *last, flags | OFlags::NOFOLLOW | OFlags::CLOEXEC, mode)
 }
