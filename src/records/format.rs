@@ -120,22 +120,11 @@ pub struct Record {
 /// The current record format; a record of another version is not read.
 pub const VERSION: i64 = 1;
 
-/// A TOML basic string: every character that could end the string or the line is escaped.
+/// A TOML basic string. JSON's string escapes (`\"`, `\\`, `\n`, `\r`, `\t`, `\uXXXX` for every
+/// other control character and DEL) are all TOML basic-string escapes too, so the JSON writer's
+/// escaping serves: nothing in the value can end the string or the line.
 fn toml_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\u{:04X}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    crate::json::string(s)
 }
 
 fn toml_array(items: &[String]) -> String {
