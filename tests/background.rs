@@ -485,3 +485,32 @@ fn a_bridge_that_reads_slowly_is_told_once_per_command() {
         assert_eq!(got.iter().filter(|l| l.contains(id.as_str())).count(), 1, "{id}: {got:?}");
     }
 }
+
+#[test]
+fn the_supervisor_holds_no_descriptor_the_caller_leaked() {
+    use std::os::unix::process::CommandExt as _;
+    let bg = Bg::new("leak");
+    let leaked = std::fs::File::open(&bg.policy).unwrap();
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&leaked);
+    let mut c = bg.cmd("start");
+    c.arg("--file").arg(&bg.policy).args(["--", "sleep", "30"]);
+    // SAFETY: dup2 in the forked child onto a number it does not otherwise use.
+    unsafe {
+        c.pre_exec(move || {
+            if libc::dup2(raw, 9) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = run(&mut c);
+    let id = stdout(&out).trim().to_owned();
+    let sup = bg.record_field(&id, "supervisor_pid");
+    let fds: Vec<String> = std::fs::read_dir(format!("/proc/{sup}/fd"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(!fds.iter().any(|p| p.ends_with("sandbox.toml")), "{fds:?}");
+}

@@ -189,9 +189,10 @@ fn spawn_supervisor(
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let (lock_fd, ready_fd) = (lock.as_raw_fd(), ready.as_raw_fd());
-    // SAFETY: runs in the forked child before exec and makes only async-signal-safe system calls:
-    // a new session (detached from the caller's terminal, group and session), then the record
-    // lock as descriptor 3 and the readiness pipe as 4, without close-on-exec.
+    // SAFETY: runs in the forked child (of a single-threaded `start`) before exec: a new session
+    // (detached from the caller's terminal, group and session), the record lock as descriptor
+    // 3 and the readiness pipe as 4 without close-on-exec, and every other descriptor the caller
+    // may have leaked to us marked close-on-exec, so the long-lived supervisor holds none.
     unsafe {
         cmd.pre_exec(move || {
             rustix::process::setsid()?;
@@ -200,7 +201,7 @@ fn spawn_supervisor(
                     return Err(std::io::Error::last_os_error());
                 }
             }
-            Ok(())
+            crate::sys::cloexec_from(5)
         });
     }
     let child = cmd.spawn().map_err(|e| failed(format!("cannot start the supervisor: {e}")))?;
