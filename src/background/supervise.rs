@@ -6,7 +6,7 @@
 //! `Group::wait`), so a background command is confined exactly as a `run` call is.
 
 use std::os::fd::{FromRawFd as _, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::bridge;
@@ -188,9 +188,4 @@ fn run_command(
     };
     records.write(lock, record).map_err(failed)?;
     Ok(waited.stopped_by == Some(libc::SIGHUP))
-}
-
-/// For the tests' convenience: the path of the supervisor's output for an id.
-pub fn output_path(files_dir: &Path, id: &str) -> PathBuf {
-    files_dir.join("background").join(format!("{id}.out"))
 }
