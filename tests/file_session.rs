@@ -364,3 +364,15 @@ fn the_exec_filter_refuses_execve() {
         assert_eq!(libc::WEXITSTATUS(status), 42, "execve answered EPERM");
     }
 }
+
+#[test]
+fn an_edit_of_a_file_too_large_to_read_whole_is_refused_not_truncated() {
+    let f = Files::new("bigedit");
+    let big = f.files.join("big.txt");
+    let file = std::fs::File::create(&big).unwrap();
+    file.set_len((64 << 20) + 10).unwrap();
+    drop(file);
+    let mut s = f.session();
+    s.err(json!({"op": "edit", "path": "big.txt", "old": "\u{0}\u{0}", "new": "x"}), "too_large");
+    assert_eq!(std::fs::metadata(&big).unwrap().len(), (64 << 20) + 10, "left whole");
+}

@@ -12,6 +12,8 @@ use crate::json;
 
 /// At most this many bytes of a file are read for one answer.
 pub const MAX_READ_BYTES: u64 = 1 << 20;
+/// The largest file `edit` rewrites.
+pub const MAX_EDIT_BYTES: u64 = 64 << 20;
 /// Lines returned by a read when no limit is given.
 pub const DEFAULT_READ_LINES: u64 = 2000;
 /// Search results when no limit is given, and the most a search returns.
@@ -183,8 +185,22 @@ pub fn edit(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
         return Err(FileError::new("bad_request", "`old` is empty"));
     }
     let t = roots.resolve(req.str("path")?, true)?;
-    let (fd, _) = open_regular(&t)?;
-    let bytes = read_all(&fd, 64 << 20)?;
+    let (fd, size) = open_regular(&t)?;
+    // The whole file is rewritten, so it must be read whole: a larger one is refused rather than
+    // cut short.
+    if size > MAX_EDIT_BYTES {
+        return Err(FileError::new(
+            "too_large",
+            format!("`{}` is over {} MiB; edit it in parts", t.rel, MAX_EDIT_BYTES >> 20),
+        ));
+    }
+    let bytes = read_all(&fd, MAX_EDIT_BYTES + 1)?;
+    if bytes.len() as u64 > MAX_EDIT_BYTES {
+        return Err(FileError::new(
+            "too_large",
+            format!("`{}` grew past {} MiB while being read", t.rel, MAX_EDIT_BYTES >> 20),
+        ));
+    }
     let finder = memchr::memmem::Finder::new(old.as_bytes());
     let mut hits = finder.find_iter(&bytes);
     let (Some(at), rest) = (hits.next(), hits.count()) else {
