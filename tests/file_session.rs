@@ -142,8 +142,12 @@ fn every_operation_works_and_says_what_it_did() {
     );
     let r = s.ok(json!({"op": "read", "path": "a/b.txt", "byte_offset": 4, "byte_length": 3}));
     assert_eq!(r["text"], "two");
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(f.files.join("a/b.txt"), std::fs::Permissions::from_mode(0o750)).unwrap();
     s.ok(json!({"op": "edit", "path": "a/b.txt", "old": "two", "new": "2"}));
     assert_eq!(std::fs::read_to_string(f.files.join("a/b.txt")).unwrap(), "one\n2\nthree\n");
+    let mode = std::fs::metadata(f.files.join("a/b.txt")).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o750, "an edited file keeps its permissions");
     let e = s.err(json!({"op": "edit", "path": "a/b.txt", "old": "e", "new": "E"}), "not_unique");
     assert!(e.contains("occurs 3 times"), "{e}");
     s.err(json!({"op": "edit", "path": "a/b.txt", "old": "absent", "new": "x"}), "not_found");

@@ -152,6 +152,12 @@ fn write_atomically(t: &Target<'_>, content: &[u8], sync: bool) -> Result<(), Fi
         Mode::from_raw_mode(0o644),
     )
     .map_err(|e| FileError::from_errno(e, &t.rel_str()))?;
+    // A replaced file keeps its permissions (an edited script stays executable).
+    if let Ok(old) = rustix::fs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+        if FileType::from_raw_mode(old.st_mode) == FileType::RegularFile {
+            let _ = rustix::fs::fchmod(&fd, Mode::from_raw_mode(old.st_mode & 0o777));
+        }
+    }
     let mut file = std::fs::File::from(fd);
     let written = file.write_all(content).and_then(|()| if sync { file.sync_data() } else { Ok(()) });
     let renamed = written.map_err(io).and_then(|()| {
