@@ -236,3 +236,71 @@ fn x32_guard() -> BpfProgram {
         sock_filter { code: BPF_RET_K, jt: 0, jf: 0, k: SECCOMP_RET_ALLOW },
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `probe` in a forked child under the filters and returns its exit code. The filters
+    /// are built before the fork; the child only installs them and makes system calls.
+    fn in_child_under(filters: &[BpfProgram], probe: fn() -> i32) -> i32 {
+        // SAFETY: the child makes only system calls (prctl, seccomp, socket, _exit) and never
+        // returns into the test harness.
+        unsafe {
+            let pid = libc::fork();
+            if pid == 0 {
+                for f in filters {
+                    if seccompiler::apply_filter(f).is_err() {
+                        libc::_exit(100);
+                    }
+                }
+                libc::_exit(probe());
+            }
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            libc::WEXITSTATUS(status)
+        }
+    }
+
+    /// Each bit says one socket call was answered as the filter intends.
+    fn socket_probe() -> i32 {
+        let errno = || {
+            // SAFETY: reads this thread's errno.
+            unsafe { *libc::__errno_location() }
+        };
+        let try_socket = |family, kind, proto| {
+            // SAFETY: socket takes three integers; a created descriptor is closed at once.
+            let fd = unsafe { libc::socket(family, kind, proto) };
+            if fd >= 0 {
+                // SAFETY: closes the descriptor just created.
+                unsafe { libc::close(fd) };
+                0
+            } else {
+                errno()
+            }
+        };
+        let mut bits = 0;
+        bits |= i32::from(try_socket(libc::AF_INET, libc::SOCK_STREAM, 0) == 0);
+        bits |= i32::from(
+            try_socket(libc::AF_INET6, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, libc::IPPROTO_TCP) == 0,
+        ) << 1;
+        bits |= i32::from(try_socket(libc::AF_INET, libc::SOCK_DGRAM, 0) == libc::EPERM) << 2;
+        bits |= i32::from(try_socket(libc::AF_INET, libc::SOCK_STREAM, 262 /* MPTCP */) == libc::EPERM) << 3;
+        bits |= i32::from(try_socket(libc::AF_UNIX, libc::SOCK_STREAM, 0) == libc::EPERM) << 4;
+        bits |= i32::from(try_socket(libc::AF_NETLINK, libc::SOCK_RAW, 0) == libc::EPERM) << 5;
+        bits
+    }
+
+    #[test]
+    fn with_internet_only_tcp_sockets_are_allowed() {
+        let filters = build(SeccompPolicy { inet_sockets: true }).unwrap();
+        assert_eq!(in_child_under(&filters, socket_probe), 0b11_1111);
+    }
+
+    #[test]
+    fn without_internet_no_socket_is_allowed() {
+        let filters = build(SeccompPolicy { inet_sockets: false }).unwrap();
+        // TCP refused too: bits 0 and 1 clear, the rest set.
+        assert_eq!(in_child_under(&filters, socket_probe), 0b11_1100);
+    }
+}
