@@ -23,7 +23,7 @@
 //! | [`file_tool`] | `lnk file`: the file session's operations, through descriptors |
 //! | [`background`] | `lnk-link-run`: start, the supervisor, stop, the bridge, output files |
 //! | [`records`] | records, their locks, the proof a group is still the command's, the sweep |
-//! | [`sys`] | the raw system calls no safe wrapper covers (all the kernel-facing `unsafe`) |
+//! | [`sys`] | the raw system calls no safe wrapper covers (the kernel-facing `unsafe`; elsewhere only `pre_exec` hooks and adopting inherited descriptors) |
 //! | [`json`] | the JSON the harness reads |
 //! | [`cli`] | the command lines, a thin layer over the above |
 

@@ -15,12 +15,9 @@
 //!
 //! When any of this fails, nothing is signalled: the record is lost, "leftovers possible".
 
-use std::os::fd::{AsRawFd as _, OwnedFd};
+use std::os::fd::OwnedFd;
 
 use super::format::GroupIdentity;
-
-/// `PIDFD_SIGNAL_PROCESS_GROUP` (Linux 6.9).
-const PIDFD_SIGNAL_PROCESS_GROUP: libc::c_uint = 1 << 2;
 
 /// This boot's id.
 pub fn boot_id() -> Result<String, String> {
@@ -103,28 +100,17 @@ pub fn prove_group(group: &GroupIdentity) -> Result<OwnedFd, String> {
 
 /// Sends `signal` to the process group led by the process behind `pidfd`.
 pub fn signal_group(pidfd: &OwnedFd, group: i32, signal: i32) -> Result<(), String> {
-    // SAFETY: pidfd_send_signal with a valid pidfd, a NULL siginfo and a flag word.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_pidfd_send_signal,
-            pidfd.as_raw_fd(),
-            signal,
-            std::ptr::null::<libc::siginfo_t>(),
-            PIDFD_SIGNAL_PROCESS_GROUP,
-        )
-    };
-    if ret == 0 {
-        return Ok(());
+    match crate::sys::pidfd_signal_group(pidfd, signal) {
+        Ok(()) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            // Before Linux 6.9: the group's number, right after the leader was verified alive
+            // through the pidfd (the leader alive pins the number).
+            let sig = rustix::process::Signal::from_named_raw(signal).ok_or("invalid signal")?;
+            let pid = rustix::process::Pid::from_raw(group).ok_or("invalid pid")?;
+            rustix::process::kill_process_group(pid, sig).map_err(|e| e.to_string())
+        }
+        Err(e) => Err(e.to_string()),
     }
-    let err = std::io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::EINVAL) {
-        // Before Linux 6.9: the group's number, right after the leader was verified alive through
-        // the pidfd (the leader alive pins the number).
-        let sig = rustix::process::Signal::from_named_raw(signal).ok_or("invalid signal")?;
-        let pid = rustix::process::Pid::from_raw(group).ok_or("invalid pid")?;
-        return rustix::process::kill_process_group(pid, sig).map_err(|e| e.to_string());
-    }
-    Err(err.to_string())
 }
 
 /// Sends `signal` to one verified process (the supervisor, for `stop`).
