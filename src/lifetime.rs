@@ -128,11 +128,16 @@ fn keeper_main(
     status: OwnedFd,
     failure: OwnedFd,
 ) -> ! {
+    // Until setsid succeeds the keeper is in the helper's group, which may be the harness's:
+    // a failure there only exits. (It cannot fail: a fresh fork never leads a group.)
+    if rustix::process::setsid().is_err() {
+        sys::exit_now(125);
+    }
+    // From here on the keeper leads its own group, so a failure ends that group, itself included.
     let die = |_| -> ! {
         let _ = rustix::process::kill_current_process_group(Signal::KILL);
         sys::exit_now(125)
     };
-    rustix::process::setsid().unwrap_or_else(|e| die(e));
     rustix::process::set_child_subreaper(Some(rustix::process::getpid())).unwrap_or_else(|e| die(e));
     sys::kill_group_on(libc::SIGTERM)
         .unwrap_or_else(|e| die(rustix::io::Errno::from_io_error(&e).unwrap_or(rustix::io::Errno::INVAL)));
