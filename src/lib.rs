@@ -18,6 +18,7 @@
 //! | [`sandbox`] | the sandbox itself: Landlock ruleset and seccomp filters |
 //! | [`lifetime`] | the process lifetime: keeper, process group, killing, reaping |
 //! | [`output`] | the output capture: start and end of each stream, bounded |
+//! | [`proxy`] | the call's proxy for `[internet]`: its policy so far (the proxy itself is not built) |
 //! | [`private_tmp`] | each call's own temporary folder |
 //! | [`run`], [`report`] | `lnk sandbox run`, and how a call ended |
 //! | [`file_tool`] | `lnk file`: the file session's operations, through descriptors |
@@ -41,6 +42,7 @@ pub mod output;
 pub mod paths;
 pub mod private_tmp;
 pub mod program_path;
+pub mod proxy;
 pub mod records;
 pub mod report;
 pub mod run;
