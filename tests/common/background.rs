@@ -174,3 +174,16 @@ impl TestBridge {
         }
     }
 }
+
+/// Waits for a pid the sandboxed command wrote to `path` (a shell creates the file before it
+/// writes the number, so an empty read is retried).
+pub fn read_pid(path: &Path) -> i32 {
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path).ok().and_then(|t| t.trim().parse().ok()) {
+            return pid;
+        }
+        assert!(Instant::now() < until, "no pid in {}", path.display());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
