@@ -380,3 +380,16 @@ fn an_edit_of_a_file_too_large_to_read_whole_is_refused_not_truncated() {
     s.err(json!({"op": "edit", "path": "big.txt", "old": "\u{0}\u{0}", "new": "x"}), "too_large");
     assert_eq!(std::fs::metadata(&big).unwrap().len(), (64 << 20) + 10, "left whole");
 }
+
+#[test]
+fn a_huge_offset_or_limit_answers_at_once() {
+    let f = Files::new("offset");
+    std::fs::write(f.files.join("t.txt"), "a\nb\n").unwrap();
+    let mut s = f.session();
+    let started = std::time::Instant::now();
+    let r = s.ok(json!({"op": "read", "path": "t.txt", "offset": i64::MAX, "limit": i64::MAX}));
+    assert_eq!((r["lines"].as_u64(), r["text"].as_str()), (Some(0), Some("")));
+    let r = s.ok(json!({"op": "read", "path": "t.txt", "offset": 1, "limit": i64::MAX}));
+    assert_eq!(r["text"], "b\n");
+    assert!(started.elapsed() < Duration::from_secs(5), "found by fuzzing: a loop to the offset");
+}

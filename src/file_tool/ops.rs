@@ -109,9 +109,11 @@ pub fn read(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
     };
     let offset = req.opt_u64("offset")?.unwrap_or(0) as usize;
     let limit = req.opt_u64("limit")?.unwrap_or(DEFAULT_READ_LINES) as usize;
+    // Skip `offset` lines, stopping at the end of the text: the offset is the caller's number
+    // and may be far larger than the file (found by fuzzing: a loop to it never ended).
     let mut start = 0;
     let mut line = 0;
-    while line < offset {
+    while line < offset && start < text.len() {
         match memchr::memchr(b'\n', &text.as_bytes()[start..]) {
             Some(i) => start += i + 1,
             None => start = text.len(),
