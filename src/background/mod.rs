@@ -189,10 +189,11 @@ fn spawn_supervisor(
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let (lock_fd, ready_fd) = (lock.as_raw_fd(), ready.as_raw_fd());
-    // SAFETY: runs in the forked child (of a single-threaded `start`) before exec: a new session
-    // (detached from the caller's terminal, group and session), the record lock as descriptor
-    // 3 and the readiness pipe as 4 without close-on-exec, and every other descriptor the caller
-    // may have leaked to us marked close-on-exec, so the long-lived supervisor holds none.
+    // In the child before exec: a new session (detached from the caller's terminal, group and
+    // session), the record lock as descriptor 3 and the readiness pipe as 4 without
+    // close-on-exec, and every other descriptor the caller may have leaked marked close-on-exec.
+    // SAFETY: the hook runs in the forked child of a single-threaded `start`, so even the
+    // `/proc/self/fd` fallback of close_range, which allocates, cannot meet a held lock.
     unsafe {
         cmd.pre_exec(move || {
             rustix::process::setsid()?;
