@@ -69,6 +69,8 @@ pub struct Report {
     pub stderr: Captured,
     pub landlock_abi: Option<u32>,
     pub enforcement: Option<Enforcement>,
+    /// With `[internet]`: what the call's proxy let through and refused.
+    pub internet: Option<crate::proxy::Log>,
     pub wall: Duration,
 }
 
@@ -86,6 +88,7 @@ impl Report {
             stderr: Captured::empty(),
             landlock_abi: None,
             enforcement: None,
+            internet: None,
             wall: Duration::ZERO,
         }
     }
@@ -148,7 +151,7 @@ impl Report {
                     )
                     .bool("seccomp", true)
                     .bool("no_new_privs", true)
-                    .str("network", "none");
+                    .str("network", if self.internet.is_some() { "proxy" } else { "none" });
                 en = match e.executables {
                     Some(n) => en.num("executables", n as u64),
                     None => en.str("executables", "any on the system PATH"),
@@ -157,6 +160,7 @@ impl Report {
             }
         };
         o = o.raw("enforced", &enforced);
+        o = o.raw("internet", &self.internet.as_ref().map_or("null".to_owned(), internet_json));
         o.num("wall_ms", self.wall.as_millis() as u64).finish()
     }
 
@@ -184,7 +188,33 @@ impl Report {
                 self.error.as_deref().unwrap_or("no reason given")
             )),
         };
+        if let Some(log) = &self.internet {
+            lines.extend(
+                log.refusals
+                    .iter()
+                    .take(10)
+                    .map(|r| format!("internet: refused {}:{}: {}", r.host, r.port, r.why)),
+            );
+            if log.refused > 10 {
+                lines.push(format!("internet: {} refusals in all", log.refused));
+            }
+        }
         lines.extend(status);
         (!lines.is_empty()).then(|| lines.iter().map(|l| format!("lnk: {l}\n")).collect())
     }
+}
+
+/// The proxy's part of the report: how many connections went out, and each refusal with why.
+fn internet_json(log: &crate::proxy::Log) -> String {
+    let refusals = log
+        .refusals
+        .iter()
+        .map(|r| json::Object::new().str("host", &r.host).num("port", r.port).str("why", &r.why).finish());
+    json::Object::new()
+        .str("proxy", &format!("http://127.0.0.1:{}", crate::proxy::door::PROXY_PORT))
+        .str("confinement", "network namespace")
+        .num("connections", log.connections)
+        .num("refused", log.refused)
+        .raw("refusals", &json::array(refusals))
+        .finish()
 }

@@ -11,6 +11,7 @@
 
 use std::os::fd::{AsFd as _, OwnedFd};
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::cli::exit;
@@ -20,6 +21,7 @@ use crate::lifetime::{self, Exit, ProgramImage, StartFailure, Stdio};
 use crate::output::{Captured, OutputTail};
 use crate::private_tmp::PrivateTmp;
 use crate::program_path::system_path_var;
+use crate::proxy::{self, ResolveOverride};
 use crate::report::{Outcome, Report};
 use crate::sandbox::{Refusal, Sandbox, SandboxRequest};
 use crate::sandbox_file::Tool;
@@ -36,6 +38,8 @@ pub struct RunRequest {
     /// Folders no write grant may cover (the agent's records).
     pub protected: Vec<PathBuf>,
     pub home: PathBuf,
+    /// `--resolve NAME:PORT:ADDR` pins for the call's proxy.
+    pub resolve: Vec<ResolveOverride>,
 }
 
 /// The longest a file session may last (a bound for the deadline arithmetic, not a policy).
@@ -69,7 +73,9 @@ pub fn run(req: &RunRequest) -> Report {
     report.enforcement = Some(sandbox.enforcement.clone());
     report.program_path = Some(sandbox.program_path.clone());
 
-    let mut extra_env = req.extra_env.clone();
+    // The proxy variables come first, so a caller's explicit `--env` can still override one.
+    let mut extra_env = if sandbox.has_door() { proxy::environment() } else { Vec::new() };
+    extra_env.extend(req.extra_env.iter().cloned());
     let session = req.flags.tool == Tool::File;
     if session {
         // The file session enforces the grants itself too ("writes only where [files] write
@@ -119,7 +125,23 @@ pub fn run(req: &RunRequest) -> Report {
         Ok(g) => g,
         Err(why) => return report.failed(why, started),
     };
+    let door = sandbox.take_door();
     drop(sandbox);
+    // Threads start only now, after the last fork: the proxy serves the sockets the program's
+    // child made in its namespace. If they never come, the child failed before it could run
+    // the program, and the wait below reports why; the program never runs without its door.
+    let proxy_log = door.map(|mut door| {
+        door.close_child_end();
+        let log = Arc::new(Mutex::new(proxy::Log::default()));
+        match (door.receive(), &req.flags.internet) {
+            (Ok(listeners), Some(net)) => {
+                proxy::server::serve(listeners, net.clone(), req.resolve.clone(), Arc::clone(&log))
+            }
+            (Err(why), _) => log.lock().unwrap_or_else(|e| e.into_inner()).refuse("", 0, &why),
+            (Ok(_), None) => {}
+        }
+        log
+    });
 
     let limit = req.flags.output_chars as usize;
     let mut stdout = OutputTail::new(limit);
@@ -137,6 +159,7 @@ pub fn run(req: &RunRequest) -> Report {
     report.timed_out = waited.timed_out;
     report.stopped_by = waited.stopped_by;
     report.exit = waited.exit;
+    report.internet = proxy_log.map(|log| log.lock().unwrap_or_else(|e| e.into_inner()).clone());
     report.outcome = match (&waited.start_failure, waited.stopped_by, waited.timed_out, waited.exit) {
         (Some(StartFailure::Exec(errno)), ..) => {
             let err = std::io::Error::from_raw_os_error(*errno);

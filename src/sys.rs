@@ -284,3 +284,80 @@ pub fn pidfd_signal_group(pidfd: &std::os::fd::OwnedFd, signal: i32) -> Result<(
     };
     if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
+
+/// `unshare(CLONE_NEWUSER | CLONE_NEWNET)`, plus `CLONE_NEWNS` when `mounts`: the program's
+/// child enters namespaces of its own whose only door is the call's proxy (see `proxy::door`).
+/// Must be called by a single-threaded process (a user namespace requires it).
+pub fn unshare_user_and_network(mounts: bool) -> Result<(), io::Error> {
+    let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNET;
+    if mounts {
+        flags |= libc::CLONE_NEWNS;
+    }
+    // SAFETY: unshare takes a flag word and touches no memory of ours.
+    if unsafe { libc::unshare(flags) } == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
+/// Sets `IFF_UP` on the loopback interface of the caller's network namespace (a new namespace's
+/// `lo` starts down).
+pub fn bring_loopback_up() -> Result<(), io::Error> {
+    use std::os::fd::AsRawFd as _;
+    let socket = rustix::net::socket_with(
+        rustix::net::AddressFamily::INET,
+        rustix::net::SocketType::DGRAM,
+        rustix::net::SocketFlags::CLOEXEC,
+        None,
+    )?;
+    // SAFETY: ifreq is plain data; zeroed is a valid value, and the name is copied in below with
+    // its terminating NUL inside the array.
+    let mut request: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (slot, byte) in request.ifr_name.iter_mut().zip(b"lo\0") {
+        *slot = *byte as libc::c_char;
+    }
+    // SAFETY: SIOCGIFFLAGS and SIOCSIFFLAGS read and write the ifreq, a live local of the size
+    // the kernel expects; `socket` is open for both calls. The flags are the union's short member.
+    unsafe {
+        if libc::ioctl(socket.as_raw_fd(), libc::SIOCGIFFLAGS, &mut request) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+        if libc::ioctl(socket.as_raw_fd(), libc::SIOCSIFFLAGS, &request) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Makes every mount of the caller's (new) mount namespace private, so nothing mounted in it
+/// propagates anywhere else.
+pub fn make_mounts_private() -> Result<(), io::Error> {
+    // SAFETY: NUL-terminated literals and null pointers where mount(2) allows them for a
+    // propagation change.
+    let ret = unsafe {
+        libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        )
+    };
+    if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
+/// Bind-mounts `source` over `target` and makes that mount read-only.
+pub fn bind_mount_read_only(source: &std::ffi::CStr, target: &std::ffi::CStr) -> Result<(), io::Error> {
+    // SAFETY: both paths are NUL-terminated and outlive the calls; the type and data may be null
+    // for a bind mount and for a remount of one.
+    unsafe {
+        if libc::mount(source.as_ptr(), target.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null())
+            != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        let flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
+        if libc::mount(std::ptr::null(), target.as_ptr(), std::ptr::null(), flags, std::ptr::null()) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}

@@ -262,14 +262,6 @@ say("group_is_parents", os.getpgid(0) == os.getpgid(os.getppid()))
 }
 
 #[test]
-fn internet_is_refused_until_the_proxy_exists() {
-    let agent = Agent::new("net", "commands = [\"true\"]\n[internet]\nhosts = [\"example.org\"]\n");
-    let r = agent.run(&["true"]);
-    assert_eq!(r.code, Some(125), "{}", r.raw);
-    assert!(r.json["error"].as_str().unwrap().contains("not supported yet"), "{}", r.raw);
-}
-
-#[test]
 fn the_report_says_what_was_enforced() {
     let agent = Agent::new("report", PY);
     let r = agent.run(&["true"]);

@@ -26,6 +26,9 @@ Options:
   --env NAME=VALUE       set a variable in the program's clean environment (repeated);
                          --env NAME passes the caller's value
   --agent-dir DIR        the agent's records folder: no write grant may cover it (repeated)
+  --resolve NAME:PORT:ADDRESS
+                         with [internet]: the call's proxy uses ADDRESS for NAME on PORT, as
+                         curl's --resolve (repeated); the address is checked like any other
 
 Exit codes: the program's own, 128+N killed by signal N, 124 timed out, 125 the helper
 failed or the kernel cannot enforce the sandbox, 126 refused, 127 not found.
@@ -56,6 +59,7 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
     let mut pass_stdin = false;
     let mut extra_env = Vec::new();
     let mut protected = Vec::new();
+    let mut resolve = Vec::new();
     let mut sandbox_flags = Vec::new();
     let mut it = options.iter();
     while let Some(flag) = it.next() {
@@ -78,6 +82,10 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
             "--stdin" => pass_stdin = true,
             "--env" => extra_env.push(env_entry(&value()?)?),
             "--agent-dir" => protected.push(absolute(&value()?)?),
+            "--resolve" => resolve.push(
+                crate::proxy::ResolveOverride::parse(&value()?)
+                    .map_err(|e| UsageError(format!("--resolve {e}")))?,
+            ),
             f if is_sandbox_flag(f) => {
                 sandbox_flags.push(f.to_owned());
                 if f != "--any-command" {
@@ -88,7 +96,7 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
                 let known: Vec<&str> = crate::flags::FLAG_NAMES
                     .iter()
                     .copied()
-                    .chain(["--file", "--report", "--stdin", "--env", "--agent-dir"])
+                    .chain(["--file", "--report", "--stdin", "--env", "--agent-dir", "--resolve"])
                     .collect();
                 let hint =
                     crate::diagnostic::nearest(other, &known).map(|n| format!("; did you mean `{n}`?"));
@@ -138,6 +146,7 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
         pass_stdin,
         protected,
         home,
+        resolve,
     };
     let result = run(&req);
     // The harness may have closed its end; a failed write must not turn into a panic.

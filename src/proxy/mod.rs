@@ -1,6 +1,135 @@
-//! The call's proxy for `[internet]` (issue 6): so far only its decisions ([`policy`]), built and
-//! tested on their own. The proxy's sockets, its confinement (a network namespace whose only
-//! door is the proxy) and its place in `lnk sandbox run` are not built yet, so the launcher still
-//! refuses a sandbox whose `[internet]` lists the tool (exit 125, "not supported yet").
+//! The call's proxy for `[internet]`: each `lnk sandbox run` call whose sandbox file lists the
+//! run tool in `[internet] tools` gets a proxy of its own, inside the helper, that ends with the
+//! call.
+//!
+//! Three parts, each with its own guarantees:
+//!
+//! | part | what it does |
+//! |---|---|
+//! | [`door`] | the program's network namespace, whose only way out is the proxy's sockets |
+//! | [`policy`] | which host, port and address a connection may reach, and how many a minute |
+//! | [`server`] | the threads that accept, ask the policy, connect out and relay |
+//!
+//! The program learns of the proxy from `HTTP_PROXY`, `HTTPS_PROXY` and `ALL_PROXY` (and their
+//! lowercase forms), with `NO_PROXY` empty; it needs no DNS, since the proxy resolves names. A
+//! client that ignores the variables reaches nothing: its namespace has loopback only.
+//!
+//! Each refusal (host not listed, rate spent, internal address, unreachable) is kept in a
+//! [`Log`] that goes into the call's report, so a harness can tell the model what to ask for.
 
+pub mod door;
 pub mod policy;
+pub mod server;
+
+use std::net::IpAddr;
+
+/// The most refusals the report names one by one; past it they are only counted.
+pub const MAX_NAMED_REFUSALS: usize = 100;
+
+/// A `--resolve NAME:PORT:ADDR` pin: the proxy uses `address` for `name` on `port` instead of
+/// asking the resolver (for tests, and for pinning a host to a known address). A pinned address
+/// is checked like any other: an internal one is refused unless listed itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolveOverride {
+    pub name: String,
+    pub port: u16,
+    pub address: IpAddr,
+}
+
+impl ResolveOverride {
+    /// Parses `NAME:PORT:ADDR` (an IPv6 address may be bracketed).
+    pub fn parse(text: &str) -> Result<ResolveOverride, String> {
+        let bad = || format!("`{}`: give NAME:PORT:ADDRESS, as curl's --resolve", text.escape_debug());
+        let (name, rest) = text.split_once(':').ok_or_else(bad)?;
+        let (port, address) = rest.split_once(':').ok_or_else(bad)?;
+        let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.') {
+            return Err(bad());
+        }
+        let port: u16 = port.parse().ok().filter(|p| *p != 0).ok_or_else(bad)?;
+        let address = policy::parse_ip_literal(address).ok_or_else(bad)?;
+        Ok(ResolveOverride { name, port, address })
+    }
+}
+
+/// What the proxy did during the call, for the report.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Log {
+    /// Connections opened upstream.
+    pub connections: u64,
+    /// Connections and requests refused, in all.
+    pub refused: u64,
+    /// The first [`MAX_NAMED_REFUSALS`] refusals.
+    pub refusals: Vec<Refusal>,
+}
+
+/// One refused connection or request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub host: String,
+    pub port: u16,
+    pub why: String,
+}
+
+impl Log {
+    pub fn refuse(&mut self, host: &str, port: u16, why: &str) {
+        self.refused += 1;
+        if self.refusals.len() < MAX_NAMED_REFUSALS {
+            self.refusals.push(Refusal { host: host.to_owned(), port, why: why.to_owned() });
+        }
+    }
+}
+
+/// The proxy variables a program gets: every common spelling points at the proxy, and nothing
+/// bypasses it.
+pub fn environment() -> Vec<String> {
+    let url = format!("http://127.0.0.1:{}", door::PROXY_PORT);
+    let mut env = Vec::new();
+    for name in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"] {
+        env.push(format!("{name}={url}"));
+        env.push(format!("{}={url}", name.to_ascii_lowercase()));
+    }
+    env.push("NO_PROXY=".to_owned());
+    env.push("no_proxy=".to_owned());
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolve_pins_parse_like_curls() {
+        assert_eq!(
+            ResolveOverride::parse("Allowed.Test:443:192.0.2.1"),
+            Ok(ResolveOverride {
+                name: "allowed.test".into(),
+                port: 443,
+                address: "192.0.2.1".parse().unwrap()
+            })
+        );
+        assert_eq!(ResolveOverride::parse("a:80:[::1]").unwrap().address, "::1".parse::<IpAddr>().unwrap());
+        for bad in ["a:80", "a:0:1.2.3.4", ":80:1.2.3.4", "a:80:nope", "a b:80:1.2.3.4", "a:99999:1.2.3.4"] {
+            assert!(ResolveOverride::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn refusals_are_counted_past_the_named_ones() {
+        let mut log = Log::default();
+        for i in 0..MAX_NAMED_REFUSALS + 5 {
+            log.refuse("h", i as u16, "why");
+        }
+        assert_eq!(log.refused as usize, MAX_NAMED_REFUSALS + 5);
+        assert_eq!(log.refusals.len(), MAX_NAMED_REFUSALS);
+    }
+
+    #[test]
+    fn every_proxy_variable_points_at_the_door() {
+        let env = environment();
+        for name in ["HTTP_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"] {
+            assert!(env.contains(&format!("{name}=http://127.0.0.1:3128")), "{name}");
+        }
+        assert!(env.contains(&"NO_PROXY=".to_owned()));
+    }
+}

@@ -18,7 +18,7 @@
 //! | `/dev/null`, `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom` | read, write (no ioctl) |
 //! | each allowed program's file and its loader | execute (nothing else is executable) |
 //! | `commands = ["*"]` | execute beneath the system folders instead |
-//! | TCP | no bind, no connect |
+//! | TCP | no bind; no connect, or with `[internet]` connect to the proxy's and forwarders' ports only (in a network namespace of the program's own: see [`crate::proxy::door`]) |
 //! | scopes | no signals to, and no abstract Unix sockets of, anything outside the sandbox |
 //!
 //! Landlock's ABI is pinned to 6 with every feature a hard requirement: on an older kernel the
@@ -32,14 +32,15 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
-    RulesetCreated, RulesetCreatedAttr, Scope,
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, Ruleset,
+    RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
 };
 use seccompiler::BpfProgram;
 
-use crate::flags::SandboxFlags;
+use crate::flags::{InternetFlags, SandboxFlags};
 use crate::kernel::{KernelSupport, landlock_abi};
 use crate::paths::overlaps;
+use crate::proxy::door::Door;
 use crate::sandbox_file::{Commands, Tool};
 use grants::{ExecFiles, GrantError};
 
@@ -134,6 +135,8 @@ pub struct Sandbox {
     pub enforcement: Enforcement,
     ruleset: Option<RulesetCreated>,
     filters: Vec<BpfProgram>,
+    /// With `[internet]`: the namespaces whose only way out is the call's proxy.
+    door: Option<Door>,
 }
 
 impl Sandbox {
@@ -141,11 +144,12 @@ impl Sandbox {
     /// filters. Starts nothing.
     pub fn prepare(req: &SandboxRequest<'_>, kernel: &KernelSupport) -> Result<Sandbox, Refusal> {
         check_kernel(kernel)?;
-        if req.flags.internet.is_some() {
-            return Err(Refusal::kernel(
-                "[internet] is not supported yet: the call's proxy is not built, and lnk will not run a program with more network than asked",
-            ));
-        }
+        // The file tool starts nothing and connects nowhere: it never gets a network, whatever
+        // `[internet] tools` says.
+        let door = match (&req.flags.internet, req.flags.tool) {
+            (Some(net), Tool::Run) => Some(network_door(net)?),
+            _ => None,
+        };
         for write in &req.flags.write {
             if let Some(records) = req.protected.iter().find(|p| overlaps(write, p)) {
                 return Err(Refusal::refused(format!(
@@ -223,7 +227,15 @@ impl Sandbox {
             }
         }
 
-        let filters = seccomp::build(seccomp::SeccompPolicy { inet_sockets: false })
+        // With `[internet]`, TCP connects to the door's ports only (inside a namespace that has
+        // nothing else listening); without it, none at all.
+        for port in door.as_ref().map(|d| d.ports()).unwrap_or_default() {
+            ruleset = ruleset
+                .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+                .map_err(|e| Refusal::kernel(format!("cannot add a Landlock network rule: {e}")))?;
+        }
+
+        let filters = seccomp::build(seccomp::SeccompPolicy { inet_sockets: door.is_some() })
             .map_err(|e| Refusal::kernel(format!("cannot build the seccomp filter: {}", e.0)))?;
         let landlock_abi = *kernel.landlock.as_ref().unwrap_or(&0);
         Ok(Sandbox {
@@ -231,12 +243,27 @@ impl Sandbox {
             enforcement: Enforcement { landlock_abi, missing_grants, executables },
             ruleset: Some(ruleset),
             filters,
+            door,
         })
+    }
+
+    /// Whether the program gets `[internet]` through the call's proxy.
+    pub fn has_door(&self) -> bool {
+        self.door.is_some()
+    }
+
+    /// The network door, for the helper to receive the proxy's sockets from after the fork.
+    pub fn take_door(&mut self) -> Option<Door> {
+        self.door.take()
     }
 
     /// Enters the sandbox: Landlock (with `no_new_privs`), then each seccomp filter. Called in
     /// the forked child right before `execve`; makes no allocation the kernel answer depends on.
     pub fn enter(&mut self) -> Result<(), &'static str> {
+        // The namespaces first: seccomp will refuse `unshare`, and Landlock `mount`.
+        if let Some(door) = &self.door {
+            door.open()?;
+        }
         let ruleset = self.ruleset.take().ok_or("the sandbox was entered twice")?;
         match ruleset.restrict_self() {
             Ok(status) if status.ruleset == landlock::RulesetStatus::FullyEnforced && status.no_new_privs => {
@@ -275,6 +302,18 @@ fn add(
     ruleset
         .add_rule(PathBeneath::new(fd, rights))
         .map_err(|e| Refusal::kernel(format!("cannot add a Landlock rule: {e}")))
+}
+
+/// Plans the network door for `[internet]`, refusing where the kernel cannot make one: without
+/// unprivileged user namespaces there is no namespace of the program's own, and Landlock's port
+/// rules alone would let the program reach any host on the proxy's port.
+fn network_door(net: &InternetFlags) -> Result<Door, Refusal> {
+    if let Err(e) = crate::sys::can_create_user_namespace() {
+        return Err(Refusal::kernel(format!(
+            "[internet] needs a network namespace whose only door is the call's proxy, and this kernel refuses an unprivileged user namespace ({e}); lnk will not run a program with more network than asked. Allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0, or the AppArmor userns policy), or drop [internet]"
+        )));
+    }
+    Door::new(net).map_err(Refusal::refused)
 }
 
 /// Refuses unless the kernel gives every guarantee a sandbox needs, naming what is missing.

@@ -1,0 +1,278 @@
+//! The network door: namespaces of the program's own whose only way out is the call's proxy.
+//!
+//! Landlock's TCP rules are by port only, so alone they cannot say "this host and nothing
+//! else": a program allowed to connect to the proxy's port could connect to that port anywhere.
+//! So the program's child, before it enters Landlock and seccomp, makes a network namespace of
+//! its own (inside a user namespace, which is what lets an ordinary user make one):
+//!
+//! ```text
+//! program's netns: lo only (127.0.0.0/8, ::1), brought up by the child
+//!   127.0.0.1:3128     the proxy's listening socket   ──(fd passed to the helper)──> proxy threads
+//!   127.0.0.N:PORT     one per `tcp` endpoint name     ──(fd passed to the helper)──> forwarders
+//! ```
+//!
+//! The listening sockets are made inside the namespace and handed to the helper over a
+//! close-on-exec `SOCK_SEQPACKET` pair (one descriptor per message, `SCM_RIGHTS`), so the helper
+//! accepts connections that were made in the program's namespace and connects out from its own.
+//! There is no route, interface or address in the namespace but loopback: a connect anywhere
+//! else fails with `ENETUNREACH`, UDP and every other socket kind are refused by seccomp, and the
+//! host's abstract Unix sockets belong to the host's network namespace, not this one.
+//!
+//! For clients that know no proxy (psql, ssh, nc), each `tcp` endpoint given by name gets a
+//! loopback address of its own, and a mount namespace shows the program an `/etc/hosts` that maps
+//! the name to it (a read-only bind mount of a sealed memfd). Endpoints given as an address are
+//! reachable through the proxy (CONNECT) only.
+//!
+//! What it trusts: the kernel's namespaces. The program becomes its own user in a user namespace
+//! it owns (uid and gid mapped to themselves, setgroups denied), so it gains no power over
+//! anything outside; Landlock (which refuses mounts) and seccomp (which refuses namespace calls)
+//! then close the rest before `execve`.
+
+use std::ffi::CString;
+use std::mem::MaybeUninit;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::os::fd::{AsFd as _, OwnedFd};
+
+use rustix::net::{
+    AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
+    SendAncillaryMessage, SendFlags, SocketFlags, SocketType,
+};
+
+use crate::flags::InternetFlags;
+use crate::sandbox_file::TcpHost;
+
+/// The proxy's port inside the program's namespace. Any port would do: nothing else listens
+/// there. 3128 is the one people recognise as a proxy's.
+pub const PROXY_PORT: u16 = 3128;
+
+/// The most `tcp` endpoints by name a sandbox may have: each gets an address in 127.0.0.2–254.
+pub const MAX_NAMED_ENDPOINTS: usize = 253;
+
+/// What a listening socket in the program's namespace is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listener {
+    /// The HTTP proxy (CONNECT and absolute-URI requests).
+    Proxy,
+    /// A plain TCP forwarder to this `tcp` endpoint.
+    Forward { host: String, port: u16 },
+}
+
+/// Everything the child needs, computed in the helper before the fork.
+struct DoorPlan {
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+    /// Where each listening socket listens; `kinds[i]` is what `addresses[i]` is for.
+    addresses: Vec<SocketAddrV4>,
+    /// The `/etc/hosts` the program sees, when a `tcp` endpoint is given by name.
+    hosts_file: Option<Vec<u8>>,
+}
+
+/// The door, prepared in the helper: the plan and both ends of the descriptor-passing pair.
+pub struct Door {
+    plan: DoorPlan,
+    kinds: Vec<Listener>,
+    child_end: Option<OwnedFd>,
+    helper_end: OwnedFd,
+}
+
+impl Door {
+    /// Plans the door for these `[internet]` flags. Starts nothing.
+    pub fn new(net: &InternetFlags) -> Result<Door, String> {
+        let uid = rustix::process::getuid().as_raw();
+        let gid = rustix::process::getgid().as_raw();
+        let mut addresses = vec![SocketAddrV4::new(Ipv4Addr::LOCALHOST, PROXY_PORT)];
+        let mut kinds = vec![Listener::Proxy];
+        let mut names: Vec<&str> = Vec::new();
+        for endpoint in &net.tcp {
+            let TcpHost::Name(name) = &endpoint.host else { continue };
+            let index = match names.iter().position(|n| n == name) {
+                Some(i) => i,
+                None => {
+                    names.push(name);
+                    names.len() - 1
+                }
+            };
+            if names.len() > MAX_NAMED_ENDPOINTS {
+                return Err(format!(
+                    "[internet] tcp names more than {MAX_NAMED_ENDPOINTS} hosts; each needs a loopback address of its own"
+                ));
+            }
+            let address = Ipv4Addr::new(127, 0, 0, 2 + index as u8);
+            if addresses.iter().any(|a| *a.ip() == address && a.port() == endpoint.port) {
+                continue;
+            }
+            addresses.push(SocketAddrV4::new(address, endpoint.port));
+            kinds.push(Listener::Forward { host: name.clone(), port: endpoint.port });
+        }
+        let hosts_file = (!names.is_empty()).then(|| hosts_file(&names));
+        let (child_end, helper_end) =
+            rustix::net::socketpair(AddressFamily::UNIX, SocketType::SEQPACKET, SocketFlags::CLOEXEC, None)
+                .map_err(|e| format!("socketpair: {e}"))?;
+        Ok(Door {
+            plan: DoorPlan {
+                uid_map: format!("{uid} {uid} 1").into_bytes(),
+                gid_map: format!("{gid} {gid} 1").into_bytes(),
+                addresses,
+                hosts_file,
+            },
+            kinds,
+            child_end: Some(child_end),
+            helper_end,
+        })
+    }
+
+    /// The TCP ports the program may connect to (Landlock's rules): the proxy's and each
+    /// forwarder's.
+    pub fn ports(&self) -> Vec<u16> {
+        let mut ports: Vec<u16> = self.plan.addresses.iter().map(|a| a.port()).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        ports
+    }
+
+    /// In the program's child, before the sandbox is entered: makes the namespaces, brings
+    /// loopback up, listens, and hands the listening sockets to the helper. Any failure is
+    /// returned (and the child exits): the program never runs with a door half made.
+    pub fn open(&self) -> Result<(), &'static str> {
+        let plan = &self.plan;
+        let child_end = self.child_end.as_ref().ok_or("the network door was opened twice")?;
+        crate::sys::unshare_user_and_network(plan.hosts_file.is_some())
+            .map_err(|_| "cannot make the network namespace (unshare)")?;
+        write_proc_self("/proc/self/setgroups", b"deny").map_err(|_| "cannot deny setgroups")?;
+        write_proc_self("/proc/self/uid_map", &plan.uid_map).map_err(|_| "cannot write uid_map")?;
+        write_proc_self("/proc/self/gid_map", &plan.gid_map).map_err(|_| "cannot write gid_map")?;
+        crate::sys::bring_loopback_up().map_err(|_| "cannot bring loopback up")?;
+        for address in &plan.addresses {
+            let socket =
+                rustix::net::socket_with(AddressFamily::INET, SocketType::STREAM, SocketFlags::CLOEXEC, None)
+                    .map_err(|_| "cannot make a listening socket")?;
+            rustix::net::bind(&socket, address).map_err(|_| "cannot bind a listening socket")?;
+            rustix::net::listen(&socket, 128).map_err(|_| "cannot listen")?;
+            let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+            let mut control = SendAncillaryBuffer::new(&mut space);
+            let fds = [socket.as_fd()];
+            if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
+                return Err("cannot pass a listening socket");
+            }
+            rustix::net::sendmsg(child_end, &[std::io::IoSlice::new(b"L")], &mut control, SendFlags::empty())
+                .map_err(|_| "cannot pass a listening socket to the helper")?;
+        }
+        if let Some(hosts) = &plan.hosts_file {
+            mount_hosts_file(hosts)?;
+        }
+        Ok(())
+    }
+
+    /// Closes the helper's copy of the child's end, so [`Door::receive`] sees the end of the
+    /// stream if the child dies before it sends everything. Call right after the fork.
+    pub fn close_child_end(&mut self) {
+        self.child_end = None;
+    }
+
+    /// In the helper, after the fork: receives the listening sockets, each with what it is for.
+    pub fn receive(self) -> Result<Vec<(OwnedFd, Listener)>, String> {
+        debug_assert!(self.child_end.is_none(), "close_child_end first, or a dead child hangs this");
+        let mut received = Vec::new();
+        for kind in self.kinds {
+            let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+            let mut control = RecvAncillaryBuffer::new(&mut space);
+            let mut byte = [0u8; 1];
+            let got = rustix::net::recvmsg(
+                &self.helper_end,
+                &mut [std::io::IoSliceMut::new(&mut byte)],
+                &mut control,
+                RecvFlags::CMSG_CLOEXEC,
+            )
+            .map_err(|e| format!("receiving the proxy's socket: {e}"))?;
+            if got.bytes == 0 {
+                return Err("the program's child ended before its network namespace was made".into());
+            }
+            let fd = control.drain().find_map(|m| match m {
+                RecvAncillaryMessage::ScmRights(mut fds) => fds.next(),
+                _ => None,
+            });
+            received.push((fd.ok_or("a message without its socket")?, kind));
+        }
+        Ok(received)
+    }
+}
+
+/// The `/etc/hosts` of a program with named `tcp` endpoints: loopback, then each name at the
+/// address of its forwarders.
+fn hosts_file(names: &[&str]) -> Vec<u8> {
+    let mut text = String::from("127.0.0.1\tlocalhost\n::1\tlocalhost\n");
+    for (i, name) in names.iter().enumerate() {
+        text.push_str(&format!("127.0.0.{}\t{name}\n", 2 + i));
+    }
+    text.into_bytes()
+}
+
+fn write_proc_self(path: &str, contents: &[u8]) -> Result<(), rustix::io::Errno> {
+    let fd = rustix::fs::open(
+        path,
+        rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )?;
+    let written = rustix::io::write(&fd, contents)?;
+    if written == contents.len() { Ok(()) } else { Err(rustix::io::Errno::IO) }
+}
+
+/// Shows the program `hosts` at `/etc/hosts`: a sealed memfd, bind-mounted read-only over it in
+/// the program's own mount namespace (made private first, so nothing propagates out).
+fn mount_hosts_file(hosts: &[u8]) -> Result<(), &'static str> {
+    use rustix::fs::{MemfdFlags, SealFlags};
+    use std::os::fd::AsRawFd as _;
+    crate::sys::make_mounts_private().map_err(|_| "cannot make the mount namespace private")?;
+    let memfd = rustix::fs::memfd_create("lnk-hosts", MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING)
+        .map_err(|_| "cannot make the hosts file")?;
+    let written = rustix::io::write(&memfd, hosts).map_err(|_| "cannot write the hosts file")?;
+    if written != hosts.len() {
+        return Err("cannot write the hosts file");
+    }
+    rustix::fs::fcntl_add_seals(
+        &memfd,
+        SealFlags::WRITE | SealFlags::GROW | SealFlags::SHRINK | SealFlags::SEAL,
+    )
+    .map_err(|_| "cannot seal the hosts file")?;
+    let source = CString::new(format!("/proc/self/fd/{}", memfd.as_raw_fd())).map_err(|_| "bad path")?;
+    crate::sys::bind_mount_read_only(&source, c"/etc/hosts").map_err(|_| "cannot mount the hosts file")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox_file::{HostPattern, TcpEndpoint};
+
+    fn net(tcp: &[&str]) -> InternetFlags {
+        InternetFlags {
+            hosts: vec![HostPattern::parse("example.org").unwrap()],
+            tcp: tcp.iter().map(|t| TcpEndpoint::parse(t).unwrap()).collect(),
+            per_minute: 60,
+        }
+    }
+
+    #[test]
+    fn each_named_endpoint_gets_a_loopback_address_and_a_hosts_line() {
+        let door = Door::new(&net(&[
+            "db.example.net:5432",
+            "cache.example.net:6379",
+            "db.example.net:6432",
+            "192.0.2.7:22",
+        ]))
+        .unwrap();
+        assert_eq!(
+            door.plan.addresses,
+            vec![
+                "127.0.0.1:3128".parse().unwrap(),
+                "127.0.0.2:5432".parse().unwrap(),
+                "127.0.0.3:6379".parse().unwrap(),
+                "127.0.0.2:6432".parse().unwrap(),
+            ]
+        );
+        assert_eq!(door.kinds[3], Listener::Forward { host: "db.example.net".into(), port: 6432 });
+        let hosts = String::from_utf8(door.plan.hosts_file.clone().unwrap()).unwrap();
+        assert!(hosts.contains("127.0.0.2\tdb.example.net\n127.0.0.3\tcache.example.net\n"), "{hosts}");
+        assert_eq!(door.ports(), vec![3128, 5432, 6379, 6432]);
+        assert!(Door::new(&net(&[])).unwrap().plan.hosts_file.is_none(), "no names, no mount namespace");
+    }
+}
