@@ -98,6 +98,21 @@ impl KernelSupport {
         matches!(self.landlock, Ok(v) if v >= abi)
     }
 
+    /// How a call with `[internet]` is confined on this kernel, or why it is refused there.
+    ///
+    /// Only one way is built: a network namespace whose only door is the proxy. The other sound
+    /// way (seccomp user notification, the helper performing each connect itself) is not: it
+    /// must also cover `sendto`, `sendmsg` and `io_uring`-free fast paths, and a mistake in it
+    /// opens the network, while user namespaces are on by default on the kernels lnk supports.
+    pub fn internet_confinement(&self) -> Result<&'static str, String> {
+        match &self.user_namespaces {
+            Ok(()) => Ok("a network namespace whose only door is the call's proxy"),
+            Err(why) => Err(format!(
+                "refused: no unprivileged user namespaces ({why}), so no network namespace of the program's own"
+            )),
+        }
+    }
+
     /// Each guarantee lnk gives, with whether this kernel can give it and what it needs.
     pub fn guarantees(&self) -> Vec<GuaranteeSupport> {
         use landlock_abi::*;
@@ -134,11 +149,6 @@ impl KernelSupport {
                 "[internet]: a network namespace whose only door is the call's proxy",
                 "unprivileged user namespaces",
                 self.user_namespaces.is_ok(),
-            ),
-            row(
-                "[internet] without user namespaces: connects performed by the helper",
-                "seccomp user notification",
-                self.seccomp_notify.is_ok(),
             ),
             row(
                 "background commands: a process is signalled only by a pidfd handle",

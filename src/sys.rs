@@ -361,3 +361,29 @@ pub fn bind_mount_read_only(source: &std::ffi::CStr, target: &std::ffi::CStr) ->
     }
     Ok(())
 }
+
+/// Mounts a small empty tmpfs (64 KiB, no devices, no set-uid, no execution) at `target`.
+pub fn mount_small_tmpfs(target: &std::ffi::CStr) -> Result<(), io::Error> {
+    // SAFETY: NUL-terminated literals and path; the data is tmpfs's option string.
+    let ret = unsafe {
+        libc::mount(
+            c"tmpfs".as_ptr(),
+            target.as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            c"size=64k,mode=0755".as_ptr().cast(),
+        )
+    };
+    if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
+/// Detaches the mount at `target` (what was beneath it shows again; a bind mount of a file in
+/// it keeps that file alive).
+pub fn unmount_detach(target: &std::ffi::CStr) -> Result<(), io::Error> {
+    // SAFETY: a NUL-terminated path and a flag word.
+    if unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}

@@ -227,6 +227,11 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
             .raw("user_namespaces_error", &opt(&k.user_namespaces))
             .bool("pidfd", k.pidfd.is_ok())
             .bool("openat2", k.openat2.is_ok())
+            .raw("internet", &k.internet_confinement().map_or("null".to_owned(), |w| json::string(w)))
+            .raw(
+                "internet_error",
+                &k.internet_confinement().err().map_or("null".to_owned(), |w| json::string(&w)),
+            )
             .raw("guarantees", &json::array(guarantees));
         println!("{}", o.finish());
         return Ok(0);
@@ -241,6 +246,11 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
     println!("Guarantees on this kernel:");
     for g in k.guarantees() {
         println!("  {}  {} (needs {})", if g.available { "yes" } else { "NO " }, g.name, g.needs);
+    }
+    println!();
+    match k.internet_confinement() {
+        Ok(way) => println!("[internet] on this kernel: {way}"),
+        Err(why) => println!("[internet] on this kernel: {why}"),
     }
     Ok(0)
 }

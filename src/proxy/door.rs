@@ -32,6 +32,8 @@ use std::ffi::CString;
 use std::mem::MaybeUninit;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::{AsFd as _, OwnedFd};
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::Path;
 
 use rustix::net::{
     AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
@@ -47,6 +49,14 @@ pub const PROXY_PORT: u16 = 3128;
 
 /// The most `tcp` endpoints by name a sandbox may have: each gets an address in 127.0.0.2–254.
 pub const MAX_NAMED_ENDPOINTS: usize = 253;
+
+/// Where the child briefly mounts a tmpfs to make the hosts file in: the call's private tmp
+/// folder, which is in the program's mount namespace and shows again once the tmpfs is detached.
+struct HostsFile {
+    contents: Vec<u8>,
+    scratch_dir: CString,
+    scratch_file: CString,
+}
 
 /// What a listening socket in the program's namespace is for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,7 +74,7 @@ struct DoorPlan {
     /// Where each listening socket listens; `kinds[i]` is what `addresses[i]` is for.
     addresses: Vec<SocketAddrV4>,
     /// The `/etc/hosts` the program sees, when a `tcp` endpoint is given by name.
-    hosts_file: Option<Vec<u8>>,
+    hosts_file: Option<HostsFile>,
 }
 
 /// The door, prepared in the helper: the plan and both ends of the descriptor-passing pair.
@@ -77,7 +87,8 @@ pub struct Door {
 
 impl Door {
     /// Plans the door for these `[internet]` flags. Starts nothing.
-    pub fn new(net: &InternetFlags) -> Result<Door, String> {
+    /// `scratch` is the call's private tmp folder (see [`HostsFile`]).
+    pub fn new(net: &InternetFlags, scratch: &Path) -> Result<Door, String> {
         let uid = rustix::process::getuid().as_raw();
         let gid = rustix::process::getgid().as_raw();
         let mut addresses = vec![SocketAddrV4::new(Ipv4Addr::LOCALHOST, PROXY_PORT)];
@@ -104,7 +115,20 @@ impl Door {
             addresses.push(SocketAddrV4::new(address, endpoint.port));
             kinds.push(Listener::Forward { host: name.clone(), port: endpoint.port });
         }
-        let hosts_file = (!names.is_empty()).then(|| hosts_file(&names));
+        let hosts_file = match names.is_empty() {
+            true => None,
+            false => {
+                let c = |p: &Path| {
+                    CString::new(p.as_os_str().as_bytes())
+                        .map_err(|_| "a NUL byte in the tmp path".to_owned())
+                };
+                Some(HostsFile {
+                    contents: hosts_file(&names),
+                    scratch_dir: c(scratch)?,
+                    scratch_file: c(&scratch.join("hosts"))?,
+                })
+            }
+        };
         let (child_end, helper_end) =
             rustix::net::socketpair(AddressFamily::UNIX, SocketType::SEQPACKET, SocketFlags::CLOEXEC, None)
                 .map_err(|e| format!("socketpair: {e}"))?;
@@ -217,25 +241,30 @@ fn write_proc_self(path: &str, contents: &[u8]) -> Result<(), rustix::io::Errno>
     if written == contents.len() { Ok(()) } else { Err(rustix::io::Errno::IO) }
 }
 
-/// Shows the program `hosts` at `/etc/hosts`: a sealed memfd, bind-mounted read-only over it in
-/// the program's own mount namespace (made private first, so nothing propagates out).
-fn mount_hosts_file(hosts: &[u8]) -> Result<(), &'static str> {
-    use rustix::fs::{MemfdFlags, SealFlags};
-    use std::os::fd::AsRawFd as _;
+/// Shows the program its hosts file at `/etc/hosts`, in its own mount namespace (made private
+/// first, so nothing propagates out): the file is made on a tmpfs mounted for a moment over the
+/// call's tmp folder, bind-mounted read-only over `/etc/hosts`, and the tmpfs detached, so
+/// nothing of it is left where the program can write. (A memfd cannot be the source: a bind
+/// mount's source must be in the caller's mount namespace.)
+fn mount_hosts_file(hosts: &HostsFile) -> Result<(), &'static str> {
+    use rustix::fs::{Mode, OFlags};
     crate::sys::make_mounts_private().map_err(|_| "cannot make the mount namespace private")?;
-    let memfd = rustix::fs::memfd_create("lnk-hosts", MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING)
-        .map_err(|_| "cannot make the hosts file")?;
-    let written = rustix::io::write(&memfd, hosts).map_err(|_| "cannot write the hosts file")?;
-    if written != hosts.len() {
+    crate::sys::mount_small_tmpfs(&hosts.scratch_dir)
+        .map_err(|_| "cannot mount a tmpfs for the hosts file")?;
+    let file = rustix::fs::open(
+        hosts.scratch_file.as_c_str(),
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o644),
+    )
+    .map_err(|_| "cannot make the hosts file")?;
+    let written = rustix::io::write(&file, &hosts.contents).map_err(|_| "cannot write the hosts file")?;
+    if written != hosts.contents.len() {
         return Err("cannot write the hosts file");
     }
-    rustix::fs::fcntl_add_seals(
-        &memfd,
-        SealFlags::WRITE | SealFlags::GROW | SealFlags::SHRINK | SealFlags::SEAL,
-    )
-    .map_err(|_| "cannot seal the hosts file")?;
-    let source = CString::new(format!("/proc/self/fd/{}", memfd.as_raw_fd())).map_err(|_| "bad path")?;
-    crate::sys::bind_mount_read_only(&source, c"/etc/hosts").map_err(|_| "cannot mount the hosts file")
+    drop(file);
+    crate::sys::bind_mount_read_only(&hosts.scratch_file, c"/etc/hosts")
+        .map_err(|_| "cannot mount the hosts file")?;
+    crate::sys::unmount_detach(&hosts.scratch_dir).map_err(|_| "cannot detach the hosts file's tmpfs")
 }
 
 #[cfg(test)]
@@ -251,14 +280,16 @@ mod tests {
         }
     }
 
+    fn tmp() -> std::path::PathBuf {
+        std::path::PathBuf::from("/tmp/lnk-0/call-test")
+    }
+
     #[test]
     fn each_named_endpoint_gets_a_loopback_address_and_a_hosts_line() {
-        let door = Door::new(&net(&[
-            "db.example.net:5432",
-            "cache.example.net:6379",
-            "db.example.net:6432",
-            "192.0.2.7:22",
-        ]))
+        let door = Door::new(
+            &net(&["db.example.net:5432", "cache.example.net:6379", "db.example.net:6432", "192.0.2.7:22"]),
+            &tmp(),
+        )
         .unwrap();
         assert_eq!(
             door.plan.addresses,
@@ -270,9 +301,12 @@ mod tests {
             ]
         );
         assert_eq!(door.kinds[3], Listener::Forward { host: "db.example.net".into(), port: 6432 });
-        let hosts = String::from_utf8(door.plan.hosts_file.clone().unwrap()).unwrap();
+        let hosts = String::from_utf8(door.plan.hosts_file.as_ref().unwrap().contents.clone()).unwrap();
         assert!(hosts.contains("127.0.0.2\tdb.example.net\n127.0.0.3\tcache.example.net\n"), "{hosts}");
         assert_eq!(door.ports(), vec![3128, 5432, 6379, 6432]);
-        assert!(Door::new(&net(&[])).unwrap().plan.hosts_file.is_none(), "no names, no mount namespace");
+        assert!(
+            Door::new(&net(&[]), &tmp()).unwrap().plan.hosts_file.is_none(),
+            "no names, no mount namespace"
+        );
     }
 }

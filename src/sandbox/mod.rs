@@ -147,7 +147,7 @@ impl Sandbox {
         // The file tool starts nothing and connects nowhere: it never gets a network, whatever
         // `[internet] tools` says.
         let door = match (&req.flags.internet, req.flags.tool) {
-            (Some(net), Tool::Run) => Some(network_door(net)?),
+            (Some(net), Tool::Run) => Some(network_door(net, req.private_tmp)?),
             _ => None,
         };
         for write in &req.flags.write {
@@ -307,13 +307,13 @@ fn add(
 /// Plans the network door for `[internet]`, refusing where the kernel cannot make one: without
 /// unprivileged user namespaces there is no namespace of the program's own, and Landlock's port
 /// rules alone would let the program reach any host on the proxy's port.
-fn network_door(net: &InternetFlags) -> Result<Door, Refusal> {
+fn network_door(net: &InternetFlags, private_tmp: &Path) -> Result<Door, Refusal> {
     if let Err(e) = crate::sys::can_create_user_namespace() {
         return Err(Refusal::kernel(format!(
             "[internet] needs a network namespace whose only door is the call's proxy, and this kernel refuses an unprivileged user namespace ({e}); lnk will not run a program with more network than asked. Allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0, or the AppArmor userns policy), or drop [internet]"
         )));
     }
-    Door::new(net).map_err(Refusal::refused)
+    Door::new(net, private_tmp).map_err(Refusal::refused)
 }
 
 /// Refuses unless the kernel gives every guarantee a sandbox needs, naming what is missing.

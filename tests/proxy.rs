@@ -1,0 +1,495 @@
+//! The call's proxy (`[internet]`), tested against a small internet of the tests' own
+//! (`tests/proxy_world.py`: servers on addresses of their own in a user and network namespace
+//! the test makes), with lnk running there as an ordinary user. The program in the sandbox acts
+//! like a hostile one: it connects around the proxy, to the proxy's port elsewhere, over UDP,
+//! MPTCP and IPv6, and names hosts that resolve to the harness's own addresses.
+
+mod common;
+
+use common::{Agent, PY_PRELUDE, Report, require};
+use std::process::Command;
+
+const WORLD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/proxy_world.py");
+
+/// Whether this machine can make the tests' world: user namespaces, `ip`, `openssl`.
+fn world_available() -> bool {
+    let ok = Command::new("unshare")
+        .args(["-Urn", "sh", "-c", "command -v openssl >/dev/null && (command -v ip || test -x /usr/sbin/ip || test -x /sbin/ip) >/dev/null"])
+        .status()
+        .is_ok_and(|s| s.success());
+    require(ok, "user namespaces with `unshare`, `ip` and `openssl` (the proxy tests' own internet)")
+}
+
+/// An agent whose calls run inside the tests' world.
+struct World {
+    agent: Agent,
+}
+
+impl World {
+    fn new(name: &str, policy: &str) -> World {
+        let agent = Agent::new(name, policy);
+        let www = agent.dir.join("world/www");
+        std::fs::create_dir_all(&www).unwrap();
+        std::fs::write(www.join("hello.txt"), "hello from allowed\n").unwrap();
+        World { agent }
+    }
+
+    fn www(&self) -> std::path::PathBuf {
+        self.agent.dir.join("world/www")
+    }
+
+    /// `lnk sandbox run --file POLICY --report json EXTRA… -- CMD…`, in the world.
+    fn run(&self, extra: &[&str], cmd: &[&str]) -> Report {
+        let inner = self.agent.command(extra, cmd);
+        let mut c = Command::new("unshare");
+        c.args(["-Urn", "python3", WORLD])
+            .arg(self.agent.dir.join("world"))
+            .arg("--")
+            .arg(inner.get_program())
+            .args(inner.get_args())
+            .env("HOME", &self.agent.home)
+            .current_dir(&self.agent.home);
+        Report::from(c.output().expect("unshare runs"))
+    }
+
+    fn python(&self, extra: &[&str], script: &str) -> Report {
+        let full = format!("{PY_PRELUDE}\n{script}");
+        self.run(extra, &["python3", "-c", &full])
+    }
+}
+
+const RESOLVE: &[&str] = &[
+    "--resolve",
+    "allowed.test:80:192.0.2.1",
+    "--resolve",
+    "allowed.test:443:192.0.2.1",
+    "--resolve",
+    "unlisted.test:80:198.51.100.7",
+    "--resolve",
+    "a.suffix.test:80:192.0.2.1",
+    "--resolve",
+    "evilsuffix.test:80:192.0.2.1",
+    "--resolve",
+    "suffix.test:80:192.0.2.1",
+];
+
+fn refusals(r: &Report) -> Vec<(String, u64, String)> {
+    r.json["internet"]["refusals"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no internet report: {}", r.raw))
+        .iter()
+        .map(|x| {
+            (
+                x["host"].as_str().unwrap().to_owned(),
+                x["port"].as_u64().unwrap(),
+                x["why"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+const CURL_POLICY: &str = r#"
+commands = ["curl", "sh"]
+[internet]
+hosts = ["allowed.test", "*.suffix.test"]
+"#;
+
+#[test]
+fn an_allowed_host_is_reached_by_plain_http_and_by_connect() {
+    if !world_available() {
+        return;
+    }
+    let w = World::new("proxy-allowed", CURL_POLICY);
+    let r = w.run(
+        RESOLVE,
+        &["sh", "-c", "curl -fsS http://allowed.test/hello.txt && curl -fsSk https://allowed.test/hello.txt"],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.raw);
+    assert_eq!(r.out(), "hello from allowed\nhello from allowed\n", "{}", r.raw);
+    assert_eq!(r.json["internet"]["connections"], 2, "{}", r.raw);
+    assert_eq!(r.json["internet"]["refused"], 0, "{}", r.raw);
+    assert_eq!(r.json["enforced"]["network"], "proxy");
+}
+
+#[test]
+fn an_unlisted_host_is_refused_and_named_in_the_report() {
+    if !world_available() {
+        return;
+    }
+    let w = World::new("proxy-unlisted", CURL_POLICY);
+    let r = w.run(
+        RESOLVE,
+        &[
+            "sh",
+            "-c",
+            "curl -sS -o /dev/null -w '%{http_code}\\n' http://unlisted.test/; curl -sSk https://unlisted.test/; echo connect=$?",
+        ],
+    );
+    assert!(r.out().starts_with("403\n"), "{}", r.raw);
+    assert!(r.out().contains("connect=56"), "curl's CONNECT must fail: {}", r.raw);
+    assert!(!r.out().contains("unlisted-host"), "{}", r.raw);
+    let refused = refusals(&r);
+    assert_eq!(refused.len(), 2, "{}", r.raw);
+    assert_eq!((refused[0].0.as_str(), refused[0].1), ("unlisted.test", 80));
+    assert_eq!((refused[1].0.as_str(), refused[1].1), ("unlisted.test", 443));
+    assert!(refused.iter().all(|x| x.2.contains("not listed")), "{refused:?}");
+}
+
+#[test]
+fn suffix_patterns_match_subdomains_only() {
+    if !world_available() {
+        return;
+    }
+    let w = World::new("proxy-suffix", CURL_POLICY);
+    let r = w.run(
+        RESOLVE,
+        &[
+            "sh",
+            "-c",
+            "for h in a.suffix.test evilsuffix.test suffix.test; do echo $h=$(curl -s -o /dev/null -w '%{http_code}' http://$h/hello.txt); done",
+        ],
+    );
+    assert_eq!(r.out(), "a.suffix.test=200\nevilsuffix.test=403\nsuffix.test=403\n", "{}", r.raw);
+}
+
+#[test]
+fn a_listed_name_resolving_to_an_internal_address_is_refused() {
+    if !world_available() {
+        return;
+    }
+    let policy = r#"
+commands = ["curl", "sh"]
+[internet]
+hosts = ["allowed.test", "rebind.test", "mapped.test", "private.test"]
+"#;
+    let w = World::new("proxy-internal", policy);
+    let r = w.run(
+        &[
+            "--resolve",
+            "rebind.test:80:127.0.0.1",
+            "--resolve",
+            "mapped.test:80:[::ffff:127.0.0.1]",
+            "--resolve",
+            "private.test:80:10.1.2.3",
+        ],
+        &["sh", "-c", "for h in rebind.test mapped.test private.test; do echo $h=$(curl -s -w ' %{http_code}' http://$h:80/); done"],
+    );
+    let out = r.out();
+    for host in ["rebind.test", "mapped.test", "private.test"] {
+        let line =
+            out.lines().find(|l| l.starts_with(&format!("{host}="))).unwrap_or_else(|| panic!("{}", r.raw));
+        assert!(line.ends_with(" 403") && !line.contains("harness-secret"), "{line}: {}", r.raw);
+    }
+    let refused = refusals(&r);
+    assert!(
+        refused.iter().any(|x| x.0 == "rebind.test" && x.2.contains("internal address 127.0.0.1")),
+        "{refused:?}"
+    );
+    assert!(refused.iter().any(|x| x.0 == "private.test" && x.2.contains("10.1.2.3")), "{refused:?}");
+
+    // With its address listed, the same server is reachable (the refusal is the rule, not the
+    // world being unreachable); on a port other than 80 or 443, it is not; an unlisted
+    // literal is refused.
+    let listed = World::new(
+        "proxy-internal-listed",
+        "commands = [\"curl\", \"sh\"]\n[internet]\nhosts = [\"rebind.test\", \"127.0.0.1\"]\n",
+    );
+    let r = listed.run(
+        &["--resolve", "rebind.test:80:127.0.0.1"],
+        &[
+            "sh",
+            "-c",
+            "echo name=$(curl -s http://rebind.test/); echo literal=$(curl -s http://127.0.0.1/); \
+             echo port=$(curl -s -o /dev/null -w %{http_code} http://127.0.0.1:8080/); \
+             echo other=$(curl -s -o /dev/null -w %{http_code} http://127.0.0.2/)",
+        ],
+    );
+    assert_eq!(r.out(), "name=harness-secret\nliteral=harness-secret\nport=403\nother=403\n", "{}", r.raw);
+}
+
+#[test]
+fn a_program_cannot_go_around_the_proxy() {
+    if !world_available() {
+        return;
+    }
+    let policy = r#"
+commands = ["python3"]
+[internet]
+hosts = ["*"]
+tcp = ["db.test:5432"]
+"#;
+    let w = World::new("proxy-around", policy);
+    let r = w.python(
+        &["--resolve", "db.test:5432:192.0.2.1"],
+        r#"
+def got(fn):
+    try:
+        return "got:" + fn().decode().strip()
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e))
+def connect(family, address):
+    def go():
+        s = socket.socket(family, socket.SOCK_STREAM)
+        s.settimeout(3)
+        s.connect(address)
+        return s.recv(64)
+    return got(go)
+say("direct_server", connect(socket.AF_INET, ("192.0.2.1", 80)))
+say("direct_forwarder_port", connect(socket.AF_INET, ("192.0.2.1", 5432)))
+say("proxy_port_elsewhere", connect(socket.AF_INET, ("192.0.2.1", 3128)))
+say("proxy_port_unlisted", connect(socket.AF_INET, ("198.51.100.7", 3128)))
+say("harness_loopback", connect(socket.AF_INET, ("127.0.0.1", 8080)))
+say("harness_loopback_proxy_port", connect(socket.AF_INET, ("127.0.0.2", 3128)))
+say("ipv6", connect(socket.AF_INET6, ("2001:db8::1", 3128)))
+say("ipv6_loopback_proxy_port", connect(socket.AF_INET6, ("::1", 3128)))
+say("mptcp", attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)))
+say("sctp", attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 132)))
+say("udp", attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)))
+say("unix", attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)))
+say("netlink", attempt(lambda: socket.socket(16, socket.SOCK_RAW, 0)))
+def listen():
+    s = socket.socket(); s.bind(("127.0.0.1", 3129)); s.listen()
+say("bind", attempt(listen))
+say("unshare_net", sc(272, 0x40000000))
+say("dns", attempt(lambda: socket.getaddrinfo("allowed.test", 80)))
+def via_proxy():
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=3)
+    s.sendall(b"CONNECT 192.0.2.1:3128 HTTP/1.1\r\n\r\n")
+    return s.recv(12)
+say("proxy_reached", got(via_proxy))
+say("forwarder", got(lambda: socket.create_connection(("db.test", 5432), timeout=3).recv(64)))
+"#,
+    );
+    // Landlock: port 80 is neither the proxy's nor a forwarder's.
+    r.assert_said("direct_server", "EACCES");
+    // The namespace: ports Landlock lets through lead nowhere but loopback.
+    r.assert_said("direct_forwarder_port", "ENETUNREACH");
+    r.assert_said("proxy_port_elsewhere", "ENETUNREACH");
+    r.assert_said("proxy_port_unlisted", "ENETUNREACH");
+    // Landlock: port 8080 is not the proxy's.
+    r.assert_said("harness_loopback", "EACCES");
+    r.assert_said("harness_loopback_proxy_port", "ECONNREFUSED");
+    r.assert_said("ipv6", "ENETUNREACH");
+    r.assert_said("ipv6_loopback_proxy_port", "ECONNREFUSED");
+    for name in ["mptcp", "sctp", "udp", "unix", "netlink", "unshare_net"] {
+        r.assert_said(name, "EPERM");
+    }
+    r.assert_said("bind", "EACCES");
+    assert_ne!(r.said("dns"), "ok", "the program has no DNS: {}", r.raw);
+    // The proxy itself is reached, and refuses an IP literal that is not listed.
+    r.assert_said("proxy_reached", "got:HTTP/1.1 403");
+    r.assert_said("forwarder", "got:pg-ok");
+}
+
+#[test]
+fn a_tcp_endpoint_is_reached_by_name_by_a_client_that_knows_no_proxy() {
+    if !world_available() {
+        return;
+    }
+    let policy = r#"
+commands = ["python3"]
+[internet]
+hosts = ["allowed.test"]
+tcp = ["db.test:5432"]
+"#;
+    let w = World::new("proxy-tcp", policy);
+    let r = w.python(
+        &["--resolve", "db.test:5432:192.0.2.1"],
+        r#"
+s = socket.create_connection(("db.test", 5432), timeout=5)
+f = s.makefile("rwb")
+say("greeting", f.readline().decode().strip())
+f.write(b"select 1\n"); f.flush()
+say("echo", f.readline().decode().strip())
+say("hosts", open("/etc/hosts").read().split("\n")[2])
+say("hosts_write", attempt(lambda: open("/etc/hosts", "a")))
+say("other_port", attempt(lambda: socket.create_connection(("db.test", 5433), timeout=3)))
+"#,
+    );
+    r.assert_said("greeting", "pg-ok");
+    r.assert_said("echo", "echo:select 1");
+    r.assert_said("hosts", "127.0.0.2\tdb.test");
+    assert!(["EACCES", "EROFS"].contains(&r.said("hosts_write").as_str()), "{}", r.raw);
+    r.assert_said("other_port", "EACCES");
+    assert_eq!(r.json["internet"]["connections"], 1, "{}", r.raw);
+}
+
+#[test]
+fn per_minute_is_enforced_for_the_call_and_a_new_call_starts_afresh() {
+    if !world_available() {
+        return;
+    }
+    let policy = r#"
+commands = ["curl", "sh"]
+[internet]
+hosts = ["allowed.test"]
+per_minute = 2
+"#;
+    let w = World::new("proxy-rate", policy);
+    let script = "for i in 1 2 3; do curl -s -o /dev/null -w '%{http_code} ' http://allowed.test/hello.txt; done; \
+                  curl -sSk https://allowed.test/hello.txt; echo connect=$?";
+    let r = w.run(RESOLVE, &["sh", "-c", script]);
+    assert!(r.out().starts_with("200 200 429 "), "{}", r.raw);
+    assert!(r.out().contains("connect=56"), "a CONNECT past the budget is refused: {}", r.raw);
+    let refused = refusals(&r);
+    assert_eq!(refused.len(), 2, "{}", r.raw);
+    assert!(refused.iter().all(|x| x.2.contains("per_minute")), "{refused:?}");
+    let again =
+        w.run(RESOLVE, &["sh", "-c", "curl -s -o /dev/null -w '%{http_code}' http://allowed.test/hello.txt"]);
+    assert_eq!(again.out(), "200", "each call has a budget of its own: {}", again.raw);
+}
+
+#[test]
+fn localhost_and_browser_are_never_given() {
+    if !world_available() {
+        return;
+    }
+    let policy = r#"
+commands = ["curl"]
+[internet]
+hosts = ["allowed.test"]
+[localhost]
+ports = [8080]
+[browser]
+enabled = true
+"#;
+    let w = World::new("proxy-localhost", policy);
+    let r = w.run(RESOLVE, &["curl", "-s", "-w", " %{http_code}", "http://localhost:8080/"]);
+    assert!(!r.out().contains("harness-secret") && r.out().ends_with(" 403"), "{}", r.raw);
+    assert_eq!(refusals(&r)[0].0, "localhost");
+}
+
+#[test]
+fn real_clients_git_pip_and_node() {
+    if !world_available() {
+        return;
+    }
+    let w = World::new("proxy-clients", "commands = [\"*\"]\n[internet]\nhosts = [\"allowed.test\"]\n");
+    let www = w.www();
+    // A repository served over git's dumb HTTP protocol.
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let s = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .env("HOME", dir)
+            .output()
+            .unwrap();
+        assert!(s.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&s.stderr));
+    };
+    let work = w.agent.dir.join("gitwork");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("README"), "cloned through the proxy\n").unwrap();
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["add", "README"]);
+    git(&work, &["commit", "-qm", "one"]);
+    git(&www, &["clone", "-q", "--bare", work.to_str().unwrap(), "repo.git"]);
+    git(&www.join("repo.git"), &["update-server-info"]);
+    // A package index with one wheel, made by hand.
+    make_wheel(&www.join("simple/lnkdemo"));
+    let node = r#"
+const net = require('net'), tls = require('tls'), https = require('https');
+const s = net.connect(3128, '127.0.0.1', () => s.write('CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n'));
+s.once('data', (d) => {
+  if (!d.toString().startsWith('HTTP/1.1 200')) { console.log('no tunnel: ' + d); process.exit(1); }
+  https.get({ host: 'allowed.test', path: '/hello.txt', rejectUnauthorized: false,
+              createConnection: () => tls.connect({ socket: s, servername: 'allowed.test', rejectUnauthorized: false }) },
+    (res) => { res.setEncoding('utf8'); res.on('data', (c) => process.stdout.write('node:' + c)); });
+});
+"#;
+    let script = format!(
+        "set -e; cd \"$TMPDIR\"; git clone -q http://allowed.test/repo.git r; echo git:$(cat r/README); \
+         python3 -m pip install -q --no-cache-dir --disable-pip-version-check --break-system-packages \
+           --trusted-host allowed.test --index-url http://allowed.test/simple/ --target pkgs lnkdemo; \
+         PYTHONPATH=pkgs python3 -c 'import lnkdemo; print(\"pip:\" + lnkdemo.HELLO)'; \
+         node -e \"$NODE_SCRIPT\""
+    );
+    let r =
+        w.run(&[&RESOLVE[..], &["--env", &format!("NODE_SCRIPT={node}")]].concat(), &["sh", "-c", &script]);
+    let out = r.out();
+    assert!(out.contains("git:cloned through the proxy"), "{}", r.raw);
+    assert!(out.contains("pip:installed through the proxy"), "{}", r.raw);
+    assert!(out.contains("node:hello from allowed"), "{}", r.raw);
+    assert_eq!(r.code, Some(0), "{}", r.raw);
+}
+
+/// Writes `lnkdemo-1.0-py3-none-any.whl` and its index page into `dir` (a PEP 503 project page).
+fn make_wheel(dir: &std::path::Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let script = r#"
+import base64, hashlib, sys, zipfile, os
+d = sys.argv[1]
+name = "lnkdemo-1.0-py3-none-any.whl"
+files = {
+    "lnkdemo/__init__.py": b"HELLO = 'installed through the proxy'\n",
+    "lnkdemo-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: lnkdemo\nVersion: 1.0\n",
+    "lnkdemo-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+record = ""
+for path, data in files.items():
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    record += f"{path},sha256={digest},{len(data)}\n"
+record += "lnkdemo-1.0.dist-info/RECORD,,\n"
+with zipfile.ZipFile(os.path.join(d, name), "w") as z:
+    for path, data in files.items():
+        z.writestr(path, data)
+    z.writestr("lnkdemo-1.0.dist-info/RECORD", record)
+open(os.path.join(d, "index.html"), "w").write(f'<html><body><a href="{name}">{name}</a></body></html>')
+"#;
+    let s = Command::new("python3").args(["-c", script]).arg(dir).status().unwrap();
+    assert!(s.success());
+}
+
+#[test]
+fn without_user_namespaces_internet_is_refused_and_nothing_runs() {
+    if !world_available() {
+        return;
+    }
+    // A simulated kernel without unprivileged user namespaces: a user namespace whose limit of
+    // nested user namespaces is 0 (what bubblewrap's --disable-userns does).
+    let agent = Agent::new("proxy-nouserns", "commands = [\"sh\"]\n[internet]\nhosts = [\"allowed.test\"]\n");
+    let marker = agent.dir.join("ran");
+    let inner = agent.command(&[], &["sh", "-c", &format!("echo > {}", marker.display())]);
+    let plain_policy = agent.dir.file("plain.toml", "commands = [\"true\"]\n");
+    let mut c = Command::new("unshare");
+    c.args(["-Ur", "sh", "-c", "echo 0 > /proc/sys/user/max_user_namespaces && \"$0\" \"$@\"; code=$?; \"$0\" sandbox run --file \"$PLAIN\" -- true; echo plain=$? >&2; exit $code"])
+        .arg(inner.get_program())
+        .args(inner.get_args())
+        .env("PLAIN", &plain_policy)
+        .env("HOME", &agent.home);
+    let r = Report::from(c.output().unwrap());
+    assert_eq!(r.code, Some(125), "{}", r.raw);
+    assert_eq!(r.outcome(), "unsupported");
+    let error = r.json["error"].as_str().unwrap();
+    assert!(error.contains("user namespace") && error.contains("[internet]"), "{error}");
+    assert!(!marker.exists(), "the program must not run");
+    assert!(r.stderr.contains("plain=0"), "a sandbox without [internet] still runs there: {}", r.stderr);
+}
+
+#[test]
+fn status_says_how_internet_is_confined() {
+    if !world_available() {
+        return;
+    }
+    let out = common::run(common::lnk().args(["sandbox", "status"]));
+    let text = common::stdout(&out);
+    assert!(
+        text.contains("[internet] on this kernel: a network namespace whose only door is the call's proxy"),
+        "{text}"
+    );
+    // And where user namespaces are refused, status says [internet] is refused, and why.
+    let lnk = env!("CARGO_BIN_EXE_lnk");
+    let out = common::run(Command::new("unshare").args([
+        "-Ur",
+        "sh",
+        "-c",
+        "echo 0 > /proc/sys/user/max_user_namespaces && \"$0\" sandbox status --json",
+        lnk,
+    ]));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["internet"], serde_json::Value::Null, "{json}");
+    assert!(json["internet_error"].as_str().unwrap().contains("no unprivileged user namespaces"), "{json}");
+}
