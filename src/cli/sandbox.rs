@@ -227,7 +227,7 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
             .raw("user_namespaces_error", &opt(&k.user_namespaces))
             .bool("pidfd", k.pidfd.is_ok())
             .bool("openat2", k.openat2.is_ok())
-            .raw("internet", &k.internet_confinement().map_or("null".to_owned(), |w| json::string(w)))
+            .raw("internet", &k.internet_confinement().map_or("null".to_owned(), json::string))
             .raw(
                 "internet_error",
                 &k.internet_confinement().err().map_or("null".to_owned(), |w| json::string(&w)),
