@@ -400,15 +400,12 @@ s.once('data', (d) => {
     (res) => { res.setEncoding('utf8'); res.on('data', (c) => process.stdout.write('node:' + c)); });
 });
 "#;
-    let script = format!(
-        "set -e; cd \"$TMPDIR\"; git clone -q http://allowed.test/repo.git r; echo git:$(cat r/README); \
+    let script = "set -e; cd \"$TMPDIR\"; git clone -q http://allowed.test/repo.git r; echo git:$(cat r/README); \
          python3 -m pip install -q --no-cache-dir --disable-pip-version-check --break-system-packages \
            --trusted-host allowed.test --index-url http://allowed.test/simple/ --target pkgs lnkdemo; \
          PYTHONPATH=pkgs python3 -c 'import lnkdemo; print(\"pip:\" + lnkdemo.HELLO)'; \
-         node -e \"$NODE_SCRIPT\""
-    );
-    let r =
-        w.run(&[&RESOLVE[..], &["--env", &format!("NODE_SCRIPT={node}")]].concat(), &["sh", "-c", &script]);
+         node -e \"$NODE_SCRIPT\"";
+    let r = w.run(&[RESOLVE, &["--env", &format!("NODE_SCRIPT={node}")]].concat(), &["sh", "-c", script]);
     let out = r.out();
     assert!(out.contains("git:cloned through the proxy"), "{}", r.raw);
     assert!(out.contains("pip:installed through the proxy"), "{}", r.raw);
