@@ -21,6 +21,8 @@ commands = ["python3", "true"]
 hosts = ["192.0.2.1"]
 tcp = ["192.0.2.1:5432", "192.0.2.1:9001"]
 per_minute = 10000
+[files]
+read = ["$PWD/bench"]
 TOML
 printf 'commands = ["python3", "true"]\n' > "$out/plain.toml"
 
