@@ -62,3 +62,14 @@ fn the_output_and_elf_corpora_never_panic() {
         let _ = lnk::sandbox::elf::classify(text.as_bytes());
     });
 }
+
+#[test]
+fn the_proxy_request_corpus_never_panics_and_forwards_clean_heads() {
+    let n = each_input("proxy_request", |text| {
+        let _ = lnk::proxy::ResolveOverride::parse(text);
+        if let Ok((_, upstream)) = lnk::proxy::policy::parse_request_head(text) {
+            assert_eq!(upstream.matches('\n').count(), upstream.matches("\r\n").count(), "{upstream:?}");
+        }
+    });
+    assert!(n >= 5);
+}

@@ -202,7 +202,7 @@ pub fn parse_request_line(line: &str) -> Result<ProxyRequest, String> {
     else {
         return Err("a request line is METHOD TARGET VERSION".into());
     };
-    if !version.starts_with("HTTP/1.") {
+    if version != "HTTP/1.1" && version != "HTTP/1.0" {
         return Err(format!("unsupported version `{}`", version.escape_debug()));
     }
     if method == "CONNECT" {
@@ -227,8 +227,11 @@ pub fn parse_request_line(line: &str) -> Result<ProxyRequest, String> {
     } else {
         split_host_port(authority).ok_or("invalid port")?
     };
-    if host.is_empty() {
-        return Err("no host".into());
+    if !valid_host(&host) {
+        return Err("not a host name or address".into());
+    }
+    if path.bytes().any(|b| b.is_ascii_control()) {
+        return Err("control characters in the path".into());
     }
     Ok(ProxyRequest::Forward { host, port, origin_form: format!("{method} {path} {version}") })
 }
@@ -236,10 +239,57 @@ pub fn parse_request_line(line: &str) -> Result<ProxyRequest, String> {
 fn split_host_port(s: &str) -> Option<(String, u16)> {
     let (host, port) = s.rsplit_once(':')?;
     let port: u16 = port.parse().ok().filter(|p| *p != 0)?;
-    if host.is_empty() || (host.contains(':') && !(host.starts_with('[') && host.ends_with(']'))) {
-        return None;
+    valid_host(host).then(|| (host.to_owned(), port))
+}
+
+/// A host as the proxy accepts it: a name of letters, digits, `-` and `.` (at most 253), or an
+/// IP address (IPv6 in brackets). Anything else is refused before any decision.
+fn valid_host(host: &str) -> bool {
+    if host.starts_with('[') {
+        return host.ends_with(']') && matches!(parse_ip_literal(host), Some(IpAddr::V6(_)));
     }
-    Some((host.to_owned(), port))
+    !host.is_empty()
+        && host.len() <= 253
+        && host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
+}
+
+/// Headers the proxy does not forward: its own, and those about the client's connection (the
+/// upstream connection is always `Connection: close`).
+const HOP_HEADERS: &[&str] = &["proxy-connection", "proxy-authorization", "connection", "keep-alive"];
+
+/// Parses a request head (the request line and headers, without the blank line). Returns the
+/// request and, for a plain-HTTP one, the head to send upstream: the origin-form request line,
+/// the client's headers but [`HOP_HEADERS`], and `Connection: close`. A head with a control
+/// character other than a tab inside a line (a lone CR or LF among them) is refused, so nothing
+/// can be smuggled upstream as an extra header or request.
+pub fn parse_request_head(head: &str) -> Result<(ProxyRequest, String), String> {
+    let mut lines = head.split("\r\n");
+    let request = parse_request_line(lines.next().unwrap_or_default())?;
+    let mut upstream = String::new();
+    if let ProxyRequest::Forward { origin_form, .. } = &request {
+        upstream.push_str(origin_form);
+        upstream.push_str("\r\n");
+    }
+    for line in lines {
+        if line.bytes().any(|b| b.is_ascii_control() && b != b'\t') {
+            return Err("control characters in a header".into());
+        }
+        let Some((name, _)) = line.split_once(':') else {
+            return Err("a header line without a colon".into());
+        };
+        let name = name.trim().to_ascii_lowercase();
+        if name.is_empty() || name.bytes().any(|b| b.is_ascii_whitespace()) {
+            return Err("an invalid header name".into());
+        }
+        if matches!(request, ProxyRequest::Forward { .. }) && !HOP_HEADERS.contains(&name.as_str()) {
+            upstream.push_str(line);
+            upstream.push_str("\r\n");
+        }
+    }
+    if matches!(request, ProxyRequest::Forward { .. }) {
+        upstream.push_str("Connection: close\r\n\r\n");
+    }
+    Ok((request, upstream))
 }
 
 #[cfg(test)]
@@ -331,6 +381,28 @@ mod tests {
     }
 
     #[test]
+    fn request_heads_forward_only_clean_headers() {
+        let (request, upstream) = parse_request_head(
+            "GET http://a.org/x HTTP/1.1\r\nHost: a.org\r\nProxy-Authorization: secret\r\nConnection: keep-alive\r\nAccept: */*",
+        )
+        .unwrap();
+        assert!(matches!(request, ProxyRequest::Forward { port: 80, .. }));
+        assert_eq!(upstream, "GET /x HTTP/1.1\r\nHost: a.org\r\nAccept: */*\r\nConnection: close\r\n\r\n");
+        let (request, upstream) =
+            parse_request_head("CONNECT a.org:443 HTTP/1.1\r\nHost: a.org:443").unwrap();
+        assert_eq!(request, ProxyRequest::Connect { host: "a.org".into(), port: 443 });
+        assert_eq!(upstream, "");
+        for bad in [
+            "GET http://a.org/ HTTP/1.1\r\nHost: a\nX-Smuggled: 1",
+            "GET http://a.org/ HTTP/1.1\r\nHost: a\rb",
+            "GET http://a.org/ HTTP/1.1\r\nno colon",
+            "GET http://a.org/ HTTP/1.1\r\nBad Name: x",
+        ] {
+            assert!(parse_request_head(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn request_lines() {
         assert_eq!(
             parse_request_line("CONNECT example.org:443 HTTP/1.1"),
@@ -362,6 +434,12 @@ mod tests {
             "get http://x/ HTTP/1.1",
             "GET http://x/ SPDY/3",
             "GET  http://x/ HTTP/1.1",
+            "GET http://x/ HTTP/1.1\nHost: y",
+            "GET http://x/\n HTTP/1.1",
+            "CONNECT a\nb:443 HTTP/1.1",
+            "CONNECT a_b:443 HTTP/1.1",
+            "GET http://[x]/ HTTP/1.1",
+            "GET http://x/ HTTP/1.2",
             "",
         ] {
             assert!(parse_request_line(bad).is_err(), "{bad:?} accepted");

@@ -157,9 +157,7 @@ fn handle_proxy_client(mut client: TcpStream, shared: &Shared) {
         Ok(h) => h,
         Err(why) => return answer(&mut client, 400, &why),
     };
-    let mut lines = head.split("\r\n");
-    let request_line = lines.next().unwrap_or_default();
-    let request = match policy::parse_request_line(request_line) {
+    let (request, upstream_head) = match policy::parse_request_head(&head) {
         Ok(r) => r,
         Err(why) => return answer(&mut client, 400, &why),
     };
@@ -175,23 +173,7 @@ fn handle_proxy_client(mut client: TcpStream, shared: &Shared) {
     let _ = client.set_read_timeout(None);
     let sent = match &request {
         ProxyRequest::Connect { .. } => client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n"),
-        ProxyRequest::Forward { origin_form, .. } => {
-            let mut out = String::with_capacity(head.len() + 32);
-            out.push_str(origin_form);
-            out.push_str("\r\n");
-            for line in lines.filter(|l| !l.is_empty()) {
-                let name = line.split(':').next().unwrap_or_default().trim().to_ascii_lowercase();
-                if !matches!(
-                    name.as_str(),
-                    "proxy-connection" | "proxy-authorization" | "connection" | "keep-alive"
-                ) {
-                    out.push_str(line);
-                    out.push_str("\r\n");
-                }
-            }
-            out.push_str("Connection: close\r\n\r\n");
-            upstream.write_all(out.as_bytes())
-        }
+        ProxyRequest::Forward { .. } => upstream.write_all(upstream_head.as_bytes()),
     };
     if sent.is_err() || upstream.write_all(&rest).is_err() {
         return;
