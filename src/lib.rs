@@ -18,7 +18,7 @@
 //! | [`sandbox`] | the sandbox itself: Landlock ruleset and seccomp filters |
 //! | [`lifetime`] | the process lifetime: keeper, process group, killing, reaping |
 //! | [`output`] | the output capture: start and end of each stream, bounded |
-//! | [`proxy`] | the call's proxy for `[internet]`: its policy so far (the proxy itself is not built) |
+//! | [`proxy`] | the call's proxy for `[internet]`: the network door, the policy, the threads |
 //! | [`private_tmp`] | each call's own temporary folder |
 //! | [`run`], [`report`] | `lnk sandbox run`, and how a call ended |
 //! | [`file_tool`] | `lnk file`: the file session's operations, through descriptors |
