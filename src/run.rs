@@ -11,7 +11,6 @@
 
 use std::os::fd::{AsFd as _, OwnedFd};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::cli::exit;
@@ -130,18 +129,7 @@ pub fn run(req: &RunRequest) -> Report {
     // Threads start only now, after the last fork: the proxy serves the sockets the program's
     // child made in its namespace. If they never come, the child failed before it could run
     // the program, and the wait below reports why; the program never runs without its door.
-    let proxy_log = door.map(|mut door| {
-        door.close_child_end();
-        let log = Arc::new(Mutex::new(proxy::Log::default()));
-        match (door.receive(), &req.flags.internet) {
-            (Ok(listeners), Some(net)) => {
-                proxy::server::serve(listeners, net.clone(), req.resolve.clone(), Arc::clone(&log))
-            }
-            (Err(why), _) => log.lock().unwrap_or_else(|e| e.into_inner()).refuse("", 0, &why),
-            (Ok(_), None) => {}
-        }
-        log
-    });
+    let proxy_log = door.map(|door| proxy::serve_door(door, req.flags.internet.as_ref(), &req.resolve));
 
     let limit = req.flags.output_chars as usize;
     let mut stdout = OutputTail::new(limit);

@@ -490,3 +490,52 @@ fn status_says_how_internet_is_confined() {
     assert_eq!(json["internet"], serde_json::Value::Null, "{json}");
     assert!(json["internet_error"].as_str().unwrap().contains("no unprivileged user namespaces"), "{json}");
 }
+
+#[test]
+fn a_background_command_gets_the_same_proxy() {
+    if !world_available() {
+        return;
+    }
+    // Without --resolve (a background start takes none), the listed host is an address.
+    let w = World::new("proxy-background", "commands = [\"curl\"]\n[internet]\nhosts = [\"192.0.2.1\"]\n");
+    let agent_dir = w.agent.home.join("Link/Agents/a");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    let files_dir = w.agent.home.join("Link/Files");
+    let script = r#"
+lr=$1; shift
+"$lr" start --agent-dir "$AGENT" --files-dir "$FILES" --file "$POLICY" -- curl -fsS http://192.0.2.1/hello.txt >/dev/null
+for i in $(seq 200); do "$lr" list --json --agent-dir "$AGENT" --files-dir "$FILES" | grep -q '"running"' || break; sleep 0.05; done
+"$lr" start --agent-dir "$AGENT" --files-dir "$FILES" --file "$POLICY" -- curl -sS -o /dev/null -w '%{http_code}' http://198.51.100.7/ >/dev/null
+for i in $(seq 200); do "$lr" list --json --agent-dir "$AGENT" --files-dir "$FILES" | grep -q '"running"' || break; sleep 0.05; done
+"$lr" list --json --agent-dir "$AGENT" --files-dir "$FILES"
+"#;
+    let mut c = Command::new("unshare");
+    c.args(["-Urn", "python3", WORLD])
+        .arg(w.agent.dir.join("world"))
+        .args(["--", "sh", "-c", script, "sh", env!("CARGO_BIN_EXE_lnk-link-run")])
+        .env("HOME", &w.agent.home)
+        .env("AGENT", &agent_dir)
+        .env("FILES", &files_dir)
+        .env("POLICY", &w.agent.policy);
+    let out = c.output().unwrap();
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", common::stdout(&out), common::stderr(&out)));
+    let records = list.as_array().unwrap();
+    assert_eq!(records.len(), 2, "{list}");
+    let mut outputs: Vec<String> = Vec::new();
+    for r in records {
+        assert_eq!(r["state"], "exited", "{r}");
+        let id = r["id"].as_str().unwrap();
+        let read = Command::new(env!("CARGO_BIN_EXE_lnk-link-run"))
+            .args(["read", id, "--agent-dir"])
+            .arg(&agent_dir)
+            .arg("--files-dir")
+            .arg(&files_dir)
+            .env("HOME", &w.agent.home)
+            .output()
+            .unwrap();
+        outputs.push(common::stdout(&read));
+    }
+    assert!(outputs.iter().any(|o| o.contains("hello from allowed")), "{outputs:?}");
+    assert!(outputs.iter().any(|o| o.contains("403")), "the unlisted address is refused: {outputs:?}");
+}

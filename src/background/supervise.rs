@@ -112,7 +112,10 @@ fn run_command(
     record.output_inode = Some(out.inode);
     let mut argv = vec![record.program.clone()];
     argv.extend(record.args.iter().cloned());
-    let env = crate::run::environment(&home, tmp.path(), &[]);
+    // A background command with `[internet]` gets the same proxy as a run call, served by this
+    // supervisor for as long as the command runs.
+    let proxy_env = if sandbox.has_door() { crate::proxy::environment() } else { Vec::new() };
+    let env = crate::run::environment(&home, tmp.path(), &proxy_env);
     let image = ProgramImage::new(&sandbox.program_path, &argv, &env).map_err(failed)?;
     let stop_signals = crate::sys::signalfd_for(&STOP_SIGNALS).map_err(|e| failed(e.to_string()))?;
     let (out_r, out_w) =
@@ -130,7 +133,9 @@ fn run_command(
     let started = Instant::now();
     let mut group = lifetime::start(&mut sandbox, &image, Stdio { stdin, stdout: out_w, stderr: err_w })
         .map_err(failed)?;
+    let door = sandbox.take_door();
     drop(sandbox);
+    let _proxy = door.map(|door| crate::proxy::serve_door(door, flags.internet.as_ref(), &[]));
     let keeper = group.id().as_raw_nonzero().get();
     record.group = identity::record_group(keeper).ok();
     if let Some(failure) = group.wait_started() {

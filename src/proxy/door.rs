@@ -47,6 +47,9 @@ use crate::sandbox_file::TcpHost;
 /// there. 3128 is the one people recognise as a proxy's.
 pub const PROXY_PORT: u16 = 3128;
 
+/// How long the helper waits for the program's child to hand over the listening sockets.
+const RECEIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The most `tcp` endpoints by name a sandbox may have: each gets an address in 127.0.0.2–254.
 pub const MAX_NAMED_ENDPOINTS: usize = 253;
 
@@ -196,6 +199,14 @@ impl Door {
     /// In the helper, after the fork: receives the listening sockets, each with what it is for.
     pub fn receive(self) -> Result<Vec<(OwnedFd, Listener)>, String> {
         debug_assert!(self.child_end.is_none(), "close_child_end first, or a dead child hangs this");
+        // The child sends at once; a bound keeps a child stuck in the kernel from stalling the
+        // helper (the program then simply has no door, and so no network).
+        rustix::net::sockopt::set_socket_timeout(
+            &self.helper_end,
+            rustix::net::sockopt::Timeout::Recv,
+            Some(RECEIVE_TIMEOUT),
+        )
+        .map_err(|e| format!("socket timeout: {e}"))?;
         let mut received = Vec::new();
         for kind in self.kinds {
             let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];

@@ -22,6 +22,9 @@ pub mod policy;
 pub mod server;
 
 use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+
+use crate::flags::InternetFlags;
 
 /// The most refusals the report names one by one; past it they are only counted.
 pub const MAX_NAMED_REFUSALS: usize = 100;
@@ -78,6 +81,28 @@ impl Log {
             self.refusals.push(Refusal { host: host.to_owned(), port, why: why.to_owned() });
         }
     }
+}
+
+/// Receives the listening sockets the program's child made in its namespace and serves the
+/// proxy on them, for as long as this process lives. Call after the last fork (the proxy's
+/// threads start here). If the sockets never come, the child failed before it could run the
+/// program (and says why through the lifetime's failure pipe): the program never runs without
+/// its door; the log then names the failure too.
+pub fn serve_door(
+    mut door: door::Door,
+    net: Option<&InternetFlags>,
+    resolve: &[ResolveOverride],
+) -> Arc<Mutex<Log>> {
+    door.close_child_end();
+    let log = Arc::new(Mutex::new(Log::default()));
+    match (door.receive(), net) {
+        (Ok(listeners), Some(net)) => {
+            server::serve(listeners, net.clone(), resolve.to_vec(), Arc::clone(&log))
+        }
+        (Err(why), _) => log.lock().unwrap_or_else(|e| e.into_inner()).refuse("", 0, &why),
+        (Ok(_), None) => {}
+    }
+    log
 }
 
 /// The proxy variables a program gets: every common spelling points at the proxy, and nothing
