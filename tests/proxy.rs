@@ -31,7 +31,15 @@ impl World {
         let www = agent.dir.join("world/www");
         std::fs::create_dir_all(&www).unwrap();
         std::fs::write(www.join("hello.txt"), "hello from allowed\n").unwrap();
+        std::fs::create_dir_all(agent.dir.join("tmp")).unwrap();
         World { agent }
+    }
+
+    /// The calls' `TMPDIR`: a folder of this test's own. lnk names its tmp folders by uid, and
+    /// the world's uid 1234 is a different outer user when the suite runs as root and as the
+    /// ordinary user, so a shared `/tmp/lnk-1234` would belong to the other run.
+    fn tmp(&self) -> std::path::PathBuf {
+        self.agent.dir.join("tmp")
     }
 
     fn www(&self) -> std::path::PathBuf {
@@ -48,6 +56,7 @@ impl World {
             .arg(inner.get_program())
             .args(inner.get_args())
             .env("HOME", &self.agent.home)
+            .env("TMPDIR", self.tmp())
             .current_dir(&self.agent.home);
         Report::from(c.output().expect("unshare runs"))
     }
@@ -451,11 +460,14 @@ fn without_user_namespaces_internet_is_refused_and_nothing_runs() {
     let marker = agent.dir.join("ran");
     let inner = agent.command(&[], &["sh", "-c", &format!("echo > {}", marker.display())]);
     let plain_policy = agent.dir.file("plain.toml", "commands = [\"true\"]\n");
+    let tmp = agent.dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
     let mut c = Command::new("unshare");
     c.args(["-Ur", "sh", "-c", "echo 0 > /proc/sys/user/max_user_namespaces && \"$0\" \"$@\"; code=$?; \"$0\" sandbox run --file \"$PLAIN\" -- true; echo plain=$? >&2; exit $code"])
         .arg(inner.get_program())
         .args(inner.get_args())
         .env("PLAIN", &plain_policy)
+        .env("TMPDIR", &tmp)
         .env("HOME", &agent.home);
     let r = Report::from(c.output().unwrap());
     assert_eq!(r.code, Some(125), "{}", r.raw);
@@ -514,6 +526,7 @@ for i in $(seq 200); do "$lr" list --json --agent-dir "$AGENT" --files-dir "$FIL
         .arg(w.agent.dir.join("world"))
         .args(["--", "sh", "-c", script, "sh", env!("CARGO_BIN_EXE_lnk-link-run")])
         .env("HOME", &w.agent.home)
+        .env("TMPDIR", w.tmp())
         .env("AGENT", &agent_dir)
         .env("FILES", &files_dir)
         .env("POLICY", &w.agent.policy);
