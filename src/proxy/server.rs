@@ -65,7 +65,16 @@ pub fn serve(
     });
     for (fd, kind) in listeners {
         let shared = Arc::clone(&shared);
-        std::thread::spawn(move || accept_loop(fd, kind, shared));
+        let log = Arc::clone(&shared.log);
+        if let Err(e) = std::thread::Builder::new().spawn(move || accept_loop(fd, kind, shared)) {
+            // Nothing serves that socket: the program's connects to it wait and fail, and the
+            // report says why. Less network than asked, never more.
+            log.lock().unwrap_or_else(|e| e.into_inner()).refuse(
+                "",
+                0,
+                &format!("cannot start the proxy: {e}"),
+            );
+        }
     }
 }
 
