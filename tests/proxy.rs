@@ -46,8 +46,14 @@ impl World {
         self.agent.dir.join("world/www")
     }
 
-    /// `lnk sandbox run --file POLICY --report json EXTRA… -- CMD…`, in the world.
+    /// `lnk sandbox run --file POLICY --report json EXTRA… -- CMD…`, in the world, as an
+    /// ordinary user.
     fn run(&self, extra: &[&str], cmd: &[&str]) -> Report {
+        self.run_as(false, extra, cmd)
+    }
+
+    /// The same, as the world's root when `as_root` (lnk run by root, with capabilities).
+    fn run_as(&self, as_root: bool, extra: &[&str], cmd: &[&str]) -> Report {
         let inner = self.agent.command(extra, cmd);
         let mut c = Command::new("unshare");
         c.args(["-Urn", "python3", WORLD])
@@ -57,13 +63,18 @@ impl World {
             .args(inner.get_args())
             .env("HOME", &self.agent.home)
             .env("TMPDIR", self.tmp())
+            .env("WORLD_AS_ROOT", if as_root { "1" } else { "0" })
             .current_dir(&self.agent.home);
         Report::from(c.output().expect("unshare runs"))
     }
 
     fn python(&self, extra: &[&str], script: &str) -> Report {
+        self.python_as(false, extra, script)
+    }
+
+    fn python_as(&self, as_root: bool, extra: &[&str], script: &str) -> Report {
         let full = format!("{PY_PRELUDE}\n{script}");
-        self.run(extra, &["python3", "-c", &full])
+        self.run_as(as_root, extra, &["python3", "-c", &full])
     }
 }
 
@@ -109,15 +120,22 @@ fn an_allowed_host_is_reached_by_plain_http_and_by_connect() {
         return;
     }
     let w = World::new("proxy-allowed", CURL_POLICY);
-    let r = w.run(
-        RESOLVE,
-        &["sh", "-c", "curl -fsS http://allowed.test/hello.txt && curl -fsSk https://allowed.test/hello.txt"],
-    );
-    assert_eq!(r.code, Some(0), "{}", r.raw);
-    assert_eq!(r.out(), "hello from allowed\nhello from allowed\n", "{}", r.raw);
-    assert_eq!(r.json["internet"]["connections"], 2, "{}", r.raw);
-    assert_eq!(r.json["internet"]["refused"], 0, "{}", r.raw);
-    assert_eq!(r.json["enforced"]["network"], "proxy");
+    for as_root in [false, true] {
+        let r = w.run_as(
+            as_root,
+            RESOLVE,
+            &[
+                "sh",
+                "-c",
+                "curl -fsS http://allowed.test/hello.txt && curl -fsSk https://allowed.test/hello.txt",
+            ],
+        );
+        assert_eq!(r.code, Some(0), "as root: {as_root}: {}", r.raw);
+        assert_eq!(r.out(), "hello from allowed\nhello from allowed\n", "{}", r.raw);
+        assert_eq!(r.json["internet"]["connections"], 2, "{}", r.raw);
+        assert_eq!(r.json["internet"]["refused"], 0, "{}", r.raw);
+        assert_eq!(r.json["enforced"]["network"], "proxy");
+    }
 }
 
 #[test]
@@ -228,9 +246,12 @@ hosts = ["*"]
 tcp = ["db.test:5432"]
 "#;
     let w = World::new("proxy-around", policy);
-    let r = w.python(
-        &["--resolve", "db.test:5432:192.0.2.1"],
-        r#"
+    // As an ordinary user, and as root (who keeps capabilities in its own namespaces).
+    for as_root in [false, true] {
+        let r = w.python_as(
+            as_root,
+            &["--resolve", "db.test:5432:192.0.2.1"],
+            r#"
 def got(fn):
     try:
         return "got:" + fn().decode().strip()
@@ -268,26 +289,27 @@ def via_proxy():
 say("proxy_reached", got(via_proxy))
 say("forwarder", got(lambda: socket.create_connection(("db.test", 5432), timeout=3).recv(64)))
 "#,
-    );
-    // Landlock: port 80 is neither the proxy's nor a forwarder's.
-    r.assert_said("direct_server", "EACCES");
-    // The namespace: ports Landlock lets through lead nowhere but loopback.
-    r.assert_said("direct_forwarder_port", "ENETUNREACH");
-    r.assert_said("proxy_port_elsewhere", "ENETUNREACH");
-    r.assert_said("proxy_port_unlisted", "ENETUNREACH");
-    // Landlock: port 8080 is not the proxy's.
-    r.assert_said("harness_loopback", "EACCES");
-    r.assert_said("harness_loopback_proxy_port", "ECONNREFUSED");
-    r.assert_said("ipv6", "ENETUNREACH");
-    r.assert_said("ipv6_loopback_proxy_port", "ECONNREFUSED");
-    for name in ["mptcp", "sctp", "udp", "unix", "netlink", "unshare_net"] {
-        r.assert_said(name, "EPERM");
+        );
+        // Landlock: port 80 is neither the proxy's nor a forwarder's.
+        r.assert_said("direct_server", "EACCES");
+        // The namespace: ports Landlock lets through lead nowhere but loopback.
+        r.assert_said("direct_forwarder_port", "ENETUNREACH");
+        r.assert_said("proxy_port_elsewhere", "ENETUNREACH");
+        r.assert_said("proxy_port_unlisted", "ENETUNREACH");
+        // Landlock: port 8080 is not the proxy's.
+        r.assert_said("harness_loopback", "EACCES");
+        r.assert_said("harness_loopback_proxy_port", "ECONNREFUSED");
+        r.assert_said("ipv6", "ENETUNREACH");
+        r.assert_said("ipv6_loopback_proxy_port", "ECONNREFUSED");
+        for name in ["mptcp", "sctp", "udp", "unix", "netlink", "unshare_net"] {
+            r.assert_said(name, "EPERM");
+        }
+        r.assert_said("bind", "EACCES");
+        assert_ne!(r.said("dns"), "ok", "the program has no DNS: {}", r.raw);
+        // The proxy itself is reached, and refuses an IP literal that is not listed.
+        r.assert_said("proxy_reached", "got:HTTP/1.1 403");
+        r.assert_said("forwarder", "got:pg-ok");
     }
-    r.assert_said("bind", "EACCES");
-    assert_ne!(r.said("dns"), "ok", "the program has no DNS: {}", r.raw);
-    // The proxy itself is reached, and refuses an IP literal that is not listed.
-    r.assert_said("proxy_reached", "got:HTTP/1.1 403");
-    r.assert_said("forwarder", "got:pg-ok");
 }
 
 #[test]
