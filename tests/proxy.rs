@@ -321,7 +321,7 @@ fn a_tcp_endpoint_is_reached_by_name_by_a_client_that_knows_no_proxy() {
 commands = ["python3"]
 [internet]
 hosts = ["allowed.test"]
-tcp = ["db.test:5432"]
+tcp = ["db.test:5432", "192.0.2.1:5432", "[2001:db8::1]:80"]
 "#;
     let w = World::new("proxy-tcp", policy);
     let r = w.python(
@@ -335,14 +335,25 @@ say("echo", f.readline().decode().strip())
 say("hosts", open("/etc/hosts").read().split("\n")[2])
 say("hosts_write", attempt(lambda: open("/etc/hosts", "a")))
 say("other_port", attempt(lambda: socket.create_connection(("db.test", 5433), timeout=3)))
+by_address = socket.create_connection(("192.0.2.1", 5432), timeout=5)
+say("by_address", by_address.recv(6).decode().strip())
+v6 = socket.create_connection(("2001:db8::1", 80), timeout=5)
+v6.sendall(b"GET / HTTP/1.0\r\n\r\n")
+say("by_ipv6_address", v6.makefile("rb").read().decode().split("\r\n\r\n")[-1].strip())
+say("other_address", attempt(lambda: socket.create_connection(("192.0.2.2", 5432), timeout=3)))
 "#,
     );
     r.assert_said("greeting", "pg-ok");
     r.assert_said("echo", "echo:select 1");
-    r.assert_said("hosts", "127.0.0.2\tdb.test");
+    r.assert_said("hosts", "127.77.0.1\tdb.test");
     assert!(["EACCES", "EROFS"].contains(&r.said("hosts_write").as_str()), "{}", r.raw);
     r.assert_said("other_port", "EACCES");
-    assert_eq!(r.json["internet"]["connections"], 1, "{}", r.raw);
+    // An endpoint given as an address is reached at that address, IPv4 or IPv6; its
+    // neighbours are not there.
+    r.assert_said("by_address", "pg-ok");
+    r.assert_said("by_ipv6_address", "ipv6-host");
+    r.assert_said("other_address", "ENETUNREACH");
+    assert_eq!(r.json["internet"]["connections"], 3, "{}", r.raw);
 }
 
 #[test]

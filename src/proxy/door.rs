@@ -8,7 +8,8 @@
 //! ```text
 //! program's netns: lo only (127.0.0.0/8, ::1), brought up by the child
 //!   127.0.0.1:3128     the proxy's listening socket   ──(fd passed to the helper)──> proxy threads
-//!   127.0.0.N:PORT     one per `tcp` endpoint name     ──(fd passed to the helper)──> forwarders
+//!   127.77.0.N:PORT    one per `tcp` endpoint name     ──(fd passed to the helper)──> forwarders
+//!   ADDRESS:PORT       one per `tcp` endpoint address  ──(fd passed to the helper)──> forwarders
 //! ```
 //!
 //! The listening sockets are made inside the namespace and handed to the helper over a
@@ -19,9 +20,9 @@
 //! host's abstract Unix sockets belong to the host's network namespace, not this one.
 //!
 //! For clients that know no proxy (psql, ssh, nc), each `tcp` endpoint given by name gets a
-//! loopback address of its own, and a mount namespace shows the program an `/etc/hosts` that maps
-//! the name to it (a read-only bind mount of a sealed memfd). Endpoints given as an address are
-//! reachable through the proxy (CONNECT) only.
+//! loopback address of its own (127.77.0.N), and a mount namespace shows the program an
+//! `/etc/hosts` that maps the name to it. An endpoint given as an address gets that very address
+//! on the namespace's loopback (a /32 or /128), so `psql -h 10.0.0.5` reaches its forwarder.
 //!
 //! What it trusts: the kernel's namespaces. The program becomes its own user in a user namespace
 //! it owns (uid and gid mapped to themselves, setgroups denied), so it gains no power over
@@ -30,7 +31,7 @@
 
 use std::ffi::CString;
 use std::mem::MaybeUninit;
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::fd::{AsFd as _, OwnedFd};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
@@ -50,8 +51,10 @@ pub const PROXY_PORT: u16 = 3128;
 /// How long the helper waits for the program's child to hand over the listening sockets.
 const RECEIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// The most `tcp` endpoints by name a sandbox may have: each gets an address in 127.0.0.2–254.
-pub const MAX_NAMED_ENDPOINTS: usize = 253;
+/// The most `tcp` endpoints by name a sandbox may have: each gets an address in 127.77.0.1–254.
+pub const MAX_NAMED_ENDPOINTS: usize = 254;
+/// The most `tcp` endpoint addresses a sandbox may have (each is an alias `lo:N` of loopback).
+pub const MAX_ADDRESS_ENDPOINTS: usize = 254;
 
 /// Where the child briefly mounts a tmpfs to make the hosts file in: the call's private tmp
 /// folder, which is in the program's mount namespace and shows again once the tmpfs is detached.
@@ -75,7 +78,10 @@ struct DoorPlan {
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     /// Where each listening socket listens; `kinds[i]` is what `addresses[i]` is for.
-    addresses: Vec<SocketAddrV4>,
+    addresses: Vec<SocketAddr>,
+    /// Addresses of `tcp` endpoints to put on the namespace's loopback first (those not already
+    /// loopback addresses).
+    loopback_aliases: Vec<IpAddr>,
     /// The `/etc/hosts` the program sees, when a `tcp` endpoint is given by name.
     hosts_file: Option<HostsFile>,
 }
@@ -94,29 +100,55 @@ impl Door {
     pub fn new(net: &InternetFlags, scratch: &Path) -> Result<Door, String> {
         let uid = rustix::process::getuid().as_raw();
         let gid = rustix::process::getgid().as_raw();
-        let mut addresses = vec![SocketAddrV4::new(Ipv4Addr::LOCALHOST, PROXY_PORT)];
+        let proxy = SocketAddr::from((Ipv4Addr::LOCALHOST, PROXY_PORT));
+        let mut addresses = vec![proxy];
         let mut kinds = vec![Listener::Proxy];
         let mut names: Vec<&str> = Vec::new();
+        let mut loopback_aliases: Vec<IpAddr> = Vec::new();
         for endpoint in &net.tcp {
-            let TcpHost::Name(name) = &endpoint.host else { continue };
-            let index = match names.iter().position(|n| n == name) {
-                Some(i) => i,
-                None => {
-                    names.push(name);
-                    names.len() - 1
+            let (address, host) = match &endpoint.host {
+                TcpHost::Name(name) => {
+                    let index = match names.iter().position(|n| n == name) {
+                        Some(i) => i,
+                        None => {
+                            names.push(name);
+                            names.len() - 1
+                        }
+                    };
+                    if names.len() > MAX_NAMED_ENDPOINTS {
+                        return Err(format!(
+                            "[internet] tcp names more than {MAX_NAMED_ENDPOINTS} hosts; each needs a loopback address of its own"
+                        ));
+                    }
+                    (IpAddr::V4(named_address(index)), name.clone())
+                }
+                TcpHost::Address(ip) => {
+                    if !ip.is_loopback() && !loopback_aliases.contains(ip) {
+                        loopback_aliases.push(*ip);
+                    }
+                    if loopback_aliases.len() > MAX_ADDRESS_ENDPOINTS {
+                        return Err(format!(
+                            "[internet] tcp lists more than {MAX_ADDRESS_ENDPOINTS} addresses"
+                        ));
+                    }
+                    let host = match ip {
+                        IpAddr::V4(v4) => v4.to_string(),
+                        IpAddr::V6(v6) => format!("[{v6}]"),
+                    };
+                    (*ip, host)
                 }
             };
-            if names.len() > MAX_NAMED_ENDPOINTS {
+            let listen = SocketAddr::new(address, endpoint.port);
+            if listen == proxy {
                 return Err(format!(
-                    "[internet] tcp names more than {MAX_NAMED_ENDPOINTS} hosts; each needs a loopback address of its own"
+                    "[internet] tcp lists {listen}, where the call's proxy listens in the program's namespace; reach that endpoint by a name instead"
                 ));
             }
-            let address = Ipv4Addr::new(127, 0, 0, 2 + index as u8);
-            if addresses.iter().any(|a| *a.ip() == address && a.port() == endpoint.port) {
+            if addresses.contains(&listen) {
                 continue;
             }
-            addresses.push(SocketAddrV4::new(address, endpoint.port));
-            kinds.push(Listener::Forward { host: name.clone(), port: endpoint.port });
+            addresses.push(listen);
+            kinds.push(Listener::Forward { host, port: endpoint.port });
         }
         let hosts_file = match names.is_empty() {
             true => None,
@@ -140,6 +172,7 @@ impl Door {
                 uid_map: format!("{uid} {uid} 1").into_bytes(),
                 gid_map: format!("{gid} {gid} 1").into_bytes(),
                 addresses,
+                loopback_aliases,
                 hosts_file,
             },
             kinds,
@@ -169,11 +202,18 @@ impl Door {
         write_proc_self("/proc/self/uid_map", &plan.uid_map).map_err(|_| "cannot write uid_map")?;
         write_proc_self("/proc/self/gid_map", &plan.gid_map).map_err(|_| "cannot write gid_map")?;
         crate::sys::bring_loopback_up().map_err(|_| "cannot bring loopback up")?;
+        for (alias, ip) in plan.loopback_aliases.iter().enumerate() {
+            match ip {
+                IpAddr::V4(v4) => crate::sys::add_loopback_address_v4(*v4, alias as u8 + 1),
+                IpAddr::V6(v6) => crate::sys::add_loopback_address_v6(*v6),
+            }
+            .map_err(|_| "cannot put a tcp endpoint's address on loopback")?;
+        }
         for address in &plan.addresses {
-            let socket =
-                rustix::net::socket_with(AddressFamily::INET, SocketType::STREAM, SocketFlags::CLOEXEC, None)
-                    .map_err(|_| "cannot make a listening socket")?;
-            rustix::net::bind(&socket, address).map_err(|_| "cannot bind a listening socket")?;
+            let family = if address.is_ipv4() { AddressFamily::INET } else { AddressFamily::INET6 };
+            let socket = rustix::net::socket_with(family, SocketType::STREAM, SocketFlags::CLOEXEC, None)
+                .map_err(|_| "cannot make a listening socket")?;
+            bind_when_ready(&socket, address)?;
             rustix::net::listen(&socket, 128).map_err(|_| "cannot listen")?;
             let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
             let mut control = SendAncillaryBuffer::new(&mut space);
@@ -232,12 +272,35 @@ impl Door {
     }
 }
 
+/// Binds `socket` to `address`, waiting for a moment while a just-added IPv6 address is still
+/// tentative (the kernel completes loopback's address setup asynchronously; binding meanwhile
+/// fails with `EADDRNOTAVAIL`). Waiting here, before `execve`, means the program never starts
+/// before its endpoints are there.
+fn bind_when_ready(socket: &OwnedFd, address: &SocketAddr) -> Result<(), &'static str> {
+    for _ in 0..400 {
+        match rustix::net::bind(socket, address) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::ADDRNOTAVAIL) if address.is_ipv6() => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(_) => return Err("cannot bind a listening socket"),
+        }
+    }
+    Err("cannot bind a listening socket: its address never became ready")
+}
+
+/// The loopback address of the `index`th `tcp` endpoint name: 127.77.0.1 onwards, a block no one
+/// lists by accident.
+fn named_address(index: usize) -> Ipv4Addr {
+    Ipv4Addr::new(127, 77, 0, 1 + index as u8)
+}
+
 /// The `/etc/hosts` of a program with named `tcp` endpoints: loopback, then each name at the
 /// address of its forwarders.
 fn hosts_file(names: &[&str]) -> Vec<u8> {
     let mut text = String::from("127.0.0.1\tlocalhost\n::1\tlocalhost\n");
     for (i, name) in names.iter().enumerate() {
-        text.push_str(&format!("127.0.0.{}\t{name}\n", 2 + i));
+        text.push_str(&format!("{}\t{name}\n", named_address(i)));
     }
     text.into_bytes()
 }
@@ -296,28 +359,43 @@ mod tests {
     }
 
     #[test]
-    fn each_named_endpoint_gets_a_loopback_address_and_a_hosts_line() {
+    fn each_endpoint_gets_a_listener_and_each_name_a_hosts_line() {
         let door = Door::new(
-            &net(&["db.example.net:5432", "cache.example.net:6379", "db.example.net:6432", "192.0.2.7:22"]),
+            &net(&[
+                "db.example.net:5432",
+                "cache.example.net:6379",
+                "db.example.net:6432",
+                "192.0.2.7:22",
+                "[2001:db8::5]:22",
+                "127.0.0.1:8080",
+            ]),
             &tmp(),
         )
         .unwrap();
-        assert_eq!(
-            door.plan.addresses,
-            vec![
-                "127.0.0.1:3128".parse().unwrap(),
-                "127.0.0.2:5432".parse().unwrap(),
-                "127.0.0.3:6379".parse().unwrap(),
-                "127.0.0.2:6432".parse().unwrap(),
-            ]
-        );
+        let expected: Vec<SocketAddr> = [
+            "127.0.0.1:3128",
+            "127.77.0.1:5432",
+            "127.77.0.2:6379",
+            "127.77.0.1:6432",
+            "192.0.2.7:22",
+            "[2001:db8::5]:22",
+            "127.0.0.1:8080",
+        ]
+        .iter()
+        .map(|a| a.parse().unwrap())
+        .collect();
+        assert_eq!(door.plan.addresses, expected);
         assert_eq!(door.kinds[3], Listener::Forward { host: "db.example.net".into(), port: 6432 });
+        assert_eq!(door.kinds[5], Listener::Forward { host: "[2001:db8::5]".into(), port: 22 });
+        // Loopback addresses are already on loopback; the others are added.
+        let aliases: Vec<IpAddr> = vec!["192.0.2.7".parse().unwrap(), "2001:db8::5".parse().unwrap()];
+        assert_eq!(door.plan.loopback_aliases, aliases);
         let hosts = String::from_utf8(door.plan.hosts_file.as_ref().unwrap().contents.clone()).unwrap();
-        assert!(hosts.contains("127.0.0.2\tdb.example.net\n127.0.0.3\tcache.example.net\n"), "{hosts}");
-        assert_eq!(door.ports(), vec![3128, 5432, 6379, 6432]);
-        assert!(
-            Door::new(&net(&[]), &tmp()).unwrap().plan.hosts_file.is_none(),
-            "no names, no mount namespace"
-        );
+        assert!(hosts.contains("127.77.0.1\tdb.example.net\n127.77.0.2\tcache.example.net\n"), "{hosts}");
+        assert_eq!(door.ports(), vec![22, 3128, 5432, 6379, 6432, 8080]);
+        let no_names = Door::new(&net(&["192.0.2.7:22"]), &tmp()).unwrap();
+        assert!(no_names.plan.hosts_file.is_none(), "no names, no mount namespace");
+        let clash = Door::new(&net(&["127.0.0.1:3128"]), &tmp()).err().unwrap();
+        assert!(clash.contains("where the call's proxy listens"), "{clash}");
     }
 }

@@ -161,7 +161,13 @@ impl Report {
             .lines()
             .find_map(|l| l.strip_prefix(&prefix))
             .unwrap_or_else(|| {
-                panic!("`{name}` not reported; stdout:\n{}\nstderr:\n{}", self.out(), self.err())
+                panic!(
+                    "`{name}` not reported ({}: {}); stdout:\n{}\nstderr:\n{}",
+                    self.outcome(),
+                    self.json["error"],
+                    self.out(),
+                    self.err()
+                )
             })
             .to_owned()
     }
