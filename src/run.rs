@@ -147,7 +147,7 @@ pub fn run(req: &RunRequest) -> Report {
     report.timed_out = waited.timed_out;
     report.stopped_by = waited.stopped_by;
     report.exit = waited.exit;
-    report.internet = proxy_log.map(|log| log.lock().unwrap_or_else(|e| e.into_inner()).clone());
+    report.internet = proxy_log.map(|log| proxy::lock(&log).clone());
     report.outcome = match (&waited.start_failure, waited.stopped_by, waited.timed_out, waited.exit) {
         (Some(StartFailure::Exec(errno)), ..) => {
             let err = std::io::Error::from_raw_os_error(*errno);

@@ -55,17 +55,22 @@ impl World {
     /// The same, as the world's root when `as_root` (lnk run by root, with capabilities).
     fn run_as(&self, as_root: bool, extra: &[&str], cmd: &[&str]) -> Report {
         let inner = self.agent.command(extra, cmd);
+        let mut c = self.in_world(as_root);
+        c.arg(inner.get_program()).args(inner.get_args());
+        Report::from(c.output().expect("unshare runs"))
+    }
+
+    /// `unshare -Urn python3 proxy_world.py DIR --`, to which the caller adds the command.
+    fn in_world(&self, as_root: bool) -> Command {
         let mut c = Command::new("unshare");
         c.args(["-Urn", "python3", WORLD])
             .arg(self.agent.dir.join("world"))
             .arg("--")
-            .arg(inner.get_program())
-            .args(inner.get_args())
             .env("HOME", &self.agent.home)
             .env("TMPDIR", self.tmp())
             .env("WORLD_AS_ROOT", if as_root { "1" } else { "0" })
             .current_dir(&self.agent.home);
-        Report::from(c.output().expect("unshare runs"))
+        c
     }
 
     fn python(&self, extra: &[&str], script: &str) -> Report {
@@ -554,12 +559,8 @@ for i in $(seq 200); do "$lr" list --json --agent-dir "$AGENT" --files-dir "$FIL
 for i in $(seq 200); do "$lr" list --json --agent-dir "$AGENT" --files-dir "$FILES" | grep -q '"running"' || break; sleep 0.05; done
 "$lr" list --json --agent-dir "$AGENT" --files-dir "$FILES"
 "#;
-    let mut c = Command::new("unshare");
-    c.args(["-Urn", "python3", WORLD])
-        .arg(w.agent.dir.join("world"))
-        .args(["--", "sh", "-c", script, "sh", env!("CARGO_BIN_EXE_lnk-link-run")])
-        .env("HOME", &w.agent.home)
-        .env("TMPDIR", w.tmp())
+    let mut c = w.in_world(false);
+    c.args(["sh", "-c", script, "sh", env!("CARGO_BIN_EXE_lnk-link-run")])
         .env("AGENT", &agent_dir)
         .env("FILES", &files_dir)
         .env("POLICY", &w.agent.policy);

@@ -74,6 +74,12 @@ pub struct Refusal {
     pub why: String,
 }
 
+/// The log, even if a proxy thread panicked while holding it (the counts stay meaningful: each
+/// update is one field).
+pub fn lock(log: &Mutex<Log>) -> std::sync::MutexGuard<'_, Log> {
+    log.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl Log {
     pub fn refuse(&mut self, host: &str, port: u16, why: &str) {
         self.refused += 1;
@@ -99,7 +105,7 @@ pub fn serve_door(
         (Ok(listeners), Some(net)) => {
             server::serve(listeners, net.clone(), resolve.to_vec(), Arc::clone(&log))
         }
-        (Err(why), _) => log.lock().unwrap_or_else(|e| e.into_inner()).refuse("", 0, &why),
+        (Err(why), _) => lock(&log).refuse("", 0, &why),
         (Ok(_), None) => {}
     }
     log

@@ -69,11 +69,7 @@ pub fn serve(
         if let Err(e) = std::thread::Builder::new().spawn(move || accept_loop(fd, kind, shared)) {
             // Nothing serves that socket: the program's connects to it wait and fail, and the
             // report says why. Less network than asked, never more.
-            log.lock().unwrap_or_else(|e| e.into_inner()).refuse(
-                "",
-                0,
-                &format!("cannot start the proxy: {e}"),
-            );
+            super::lock(&log).refuse("", 0, &format!("cannot start the proxy: {e}"));
         }
     }
 }
@@ -91,11 +87,7 @@ fn accept_loop(listener: OwnedFd, kind: Listener, shared: Arc<Shared>) {
         };
         if shared.open.fetch_add(1, Ordering::SeqCst) >= MAX_OPEN {
             shared.open.fetch_sub(1, Ordering::SeqCst);
-            shared.log.lock().unwrap_or_else(|e| e.into_inner()).refuse(
-                "",
-                0,
-                "too many connections open at once",
-            );
+            super::lock(&shared.log).refuse("", 0, "too many connections open at once");
             continue;
         }
         let worker = Arc::clone(&shared);
@@ -118,13 +110,13 @@ fn accept_loop(listener: OwnedFd, kind: Listener, shared: Arc<Shared>) {
 fn open_upstream(shared: &Shared, host: &str, port: u16) -> Result<TcpStream, (u16, String)> {
     let refuse = |why: Refused| {
         let status = if why == Refused::RateSpent { 429 } else { 403 };
-        shared.log.lock().unwrap_or_else(|e| e.into_inner()).refuse(host, port, &why.to_string());
+        super::lock(&shared.log).refuse(host, port, &why.to_string());
         (status, why.to_string())
     };
     policy::check_target(&shared.net, host, port).map_err(refuse)?;
     shared.rate.lock().unwrap_or_else(|e| e.into_inner()).take(Instant::now()).map_err(refuse)?;
     let resolved = resolve(shared, host, port).map_err(|why| {
-        shared.log.lock().unwrap_or_else(|e| e.into_inner()).refuse(host, port, &why);
+        super::lock(&shared.log).refuse(host, port, &why);
         (502, why)
     })?;
     let usable = policy::usable_addresses(&shared.net, &resolved).map_err(refuse)?;
@@ -132,14 +124,14 @@ fn open_upstream(shared: &Shared, host: &str, port: u16) -> Result<TcpStream, (u
     for ip in usable {
         match TcpStream::connect_timeout(&SocketAddr::new(ip, port), CONNECT_TIMEOUT) {
             Ok(stream) => {
-                shared.log.lock().unwrap_or_else(|e| e.into_inner()).connections += 1;
+                super::lock(&shared.log).connections += 1;
                 return Ok(stream);
             }
             Err(e) => last_error = format!("{ip}: {e}"),
         }
     }
     let why = format!("the host is allowed but could not be reached ({last_error})");
-    shared.log.lock().unwrap_or_else(|e| e.into_inner()).refuse(host, port, &why);
+    super::lock(&shared.log).refuse(host, port, &why);
     Err((502, why))
 }
 
