@@ -7,6 +7,7 @@
 
 use std::io;
 
+use crate::sandbox::world::{self, WorldMode};
 use crate::sys;
 
 /// The Landlock ABI each feature needs (the kernel's `landlock.h`).
@@ -40,6 +41,8 @@ pub struct KernelSupport {
     pub pidfd: Result<(), String>,
     /// `openat2` with `RESOLVE_BENEATH` and `RESOLVE_NO_SYMLINKS`.
     pub openat2: Result<(), String>,
+    /// The world a call gets here, and why not the own world when it is Landlock only.
+    pub world: (WorldMode, Option<String>),
 }
 
 fn describe(e: io::Error) -> String {
@@ -76,11 +79,12 @@ impl KernelSupport {
             user_namespaces: sys::can_create_user_namespace().map_err(describe),
             pidfd,
             openat2,
+            world: world::probe(),
         }
     }
 
-    /// The probe a launch needs (Landlock and seccomp), without the costlier ones (a fork for
-    /// user namespaces), which a launch does not use.
+    /// The probe a launch needs (Landlock, seccomp, the world), without the ones a launch does
+    /// not use.
     pub fn probe_for_launch() -> KernelSupport {
         let skipped = || Err("not probed for a launch".to_owned());
         KernelSupport {
@@ -90,6 +94,7 @@ impl KernelSupport {
             user_namespaces: skipped(),
             pidfd: skipped(),
             openat2: skipped(),
+            world: world::probe(),
         }
     }
 
@@ -105,10 +110,11 @@ impl KernelSupport {
     /// must also cover `sendto`, `sendmsg` and `io_uring`-free fast paths, and a mistake in it
     /// opens the network, while user namespaces are on by default on the kernels lnk supports.
     pub fn internet_confinement(&self) -> Result<&'static str, String> {
-        match &self.user_namespaces {
-            Ok(()) => Ok("a network namespace whose only door is the call's proxy"),
-            Err(why) => Err(format!(
-                "refused: no unprivileged user namespaces ({why}), so no network namespace of the program's own"
+        match &self.world {
+            (mode, _) if mode.is_own_world() => Ok("a network namespace whose only door is the call's proxy"),
+            (_, why) => Err(format!(
+                "refused: no unprivileged user namespaces ({}), so no network namespace of the program's own",
+                why.as_deref().unwrap_or("unknown reason")
             )),
         }
     }
@@ -144,11 +150,31 @@ impl KernelSupport {
                 seccomp,
             ),
             row("network: none without [internet] (socket families filtered)", "seccomp filter", seccomp),
+            row(
+                "other processes: no limits, priority, scheduling or memory of theirs changed",
+                "seccomp filter",
+                seccomp,
+            ),
+            row(
+                "files: no mode, owner, times or xattr change outside write grants (read-only view in the own world, refused by seccomp without one)",
+                "seccomp filter",
+                seccomp,
+            ),
+            row(
+                "System V IPC and POSIX queues: the call's own (own world), else refused",
+                "seccomp filter",
+                seccomp,
+            ),
+            row(
+                "the call's own world: mount and IPC namespaces, the file system read-only outside write grants",
+                "user namespaces that can mount, or root",
+                self.world.0.is_own_world(),
+            ),
             row("network: TCP connects pinned to the proxy's port", "Landlock ABI 4", ll(NETWORK)),
             row(
                 "[internet]: a network namespace whose only door is the call's proxy",
-                "unprivileged user namespaces",
-                self.user_namespaces.is_ok(),
+                "the call's own world",
+                self.world.0.is_own_world(),
             ),
             row(
                 "background commands: a process is signalled only by a pidfd handle",

@@ -131,6 +131,10 @@ impl Report {
             Some(e) => {
                 let missing = e.missing_grants.iter().map(|p| json::string(&p.to_string_lossy()));
                 let mut en = json::Object::new()
+                    .str("mode", e.mode.name())
+                    .raw("mode_reason", &e.mode_reason.as_deref().map_or("null".into(), json::string))
+                    .bool("read_only_outside_write_grants", e.mode.is_own_world())
+                    .bool("capabilities", false)
                     .num("landlock_abi", e.landlock_abi)
                     .num("landlock_abi_required", crate::sandbox::REQUIRED_LANDLOCK_ABI)
                     .raw(

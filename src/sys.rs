@@ -285,16 +285,100 @@ pub fn pidfd_signal_group(pidfd: &std::os::fd::OwnedFd, signal: i32) -> Result<(
     if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
-/// `unshare(CLONE_NEWUSER | CLONE_NEWNET)`, plus `CLONE_NEWNS` when `mounts`: the program's
-/// child enters namespaces of its own whose only door is the call's proxy (see `proxy::door`).
+/// `unshare(flags)`: the program's child enters namespaces of its own (see `sandbox::world`).
 /// Must be called by a single-threaded process (a user namespace requires it).
-pub fn unshare_user_and_network(mounts: bool) -> Result<(), io::Error> {
-    let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNET;
-    if mounts {
-        flags |= libc::CLONE_NEWNS;
-    }
+pub fn unshare(flags: libc::c_int) -> Result<(), io::Error> {
     // SAFETY: unshare takes a flag word and touches no memory of ours.
     if unsafe { libc::unshare(flags) } == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
+/// Denies `setgroups` and writes the `uid_map` and `gid_map` of the caller's new user namespace
+/// (each mapping the caller to itself), so it gains nothing over anything outside.
+pub fn map_ids_to_self(uid_map: &[u8], gid_map: &[u8]) -> Result<(), io::Error> {
+    write_proc_self(c"/proc/self/setgroups", b"deny")?;
+    write_proc_self(c"/proc/self/uid_map", uid_map)?;
+    write_proc_self(c"/proc/self/gid_map", gid_map)
+}
+
+fn write_proc_self(path: &std::ffi::CStr, contents: &[u8]) -> Result<(), io::Error> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
+    let written = rustix::io::write(&fd, contents)?;
+    if written == contents.len() { Ok(()) } else { Err(io::Error::from_raw_os_error(libc::EIO)) }
+}
+
+/// `mount_setattr(root, "", AT_EMPTY_PATH | AT_RECURSIVE, { attr_set: MOUNT_ATTR_RDONLY })`:
+/// every mount beneath `root` becomes read-only.
+pub fn make_tree_read_only(root: &std::os::fd::OwnedFd) -> Result<(), io::Error> {
+    use std::os::fd::AsRawFd as _;
+    const SYS_MOUNT_SETATTR: libc::c_long = 442;
+    const MOUNT_ATTR_RDONLY: u64 = 0x1;
+    const AT_RECURSIVE: libc::c_uint = 0x8000;
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    let attr = MountAttr { attr_set: MOUNT_ATTR_RDONLY, attr_clr: 0, propagation: 0, userns_fd: 0 };
+    // SAFETY: the path is a NUL-terminated literal and `attr` a live local of the size passed;
+    // the kernel only reads both.
+    let ret = unsafe {
+        libc::syscall(
+            SYS_MOUNT_SETATTR,
+            root.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
+/// Whether this process can make a mount namespace of its own and change its mounts (in a user
+/// namespace mapping the caller to itself when `maps` is given), found by trying in a short-lived
+/// child so the caller's own namespaces never change. The error is the failing step's errno.
+pub fn probe_private_mounts(maps: Option<(&[u8], &[u8])>) -> Result<(), io::Error> {
+    // SAFETY: the child makes only system calls (unshare, open, write, mount, _exit) on memory
+    // prepared before the fork, so forking a possibly multi-threaded process is sound; the
+    // parent reaps it below.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if pid == 0 {
+        // The exit code is the errno of the step that failed.
+        let step = |r: Result<(), io::Error>| {
+            if let Err(e) = r {
+                exit_now(e.raw_os_error().unwrap_or(libc::EIO) & 0x7f);
+            }
+        };
+        let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
+        if maps.is_some() {
+            flags |= libc::CLONE_NEWUSER;
+        }
+        step(unshare(flags));
+        if let Some((uid_map, gid_map)) = maps {
+            step(map_ids_to_self(uid_map, gid_map));
+        }
+        step(make_mounts_private());
+        exit_now(0);
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child forked above; `status` is a live local.
+    let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
+    if waited != pid {
+        return Err(io::Error::last_os_error());
+    }
+    if !libc::WIFEXITED(status) {
+        return Err(io::Error::other("the probe child was killed"));
+    }
+    match libc::WEXITSTATUS(status) {
+        0 => Ok(()),
+        errno => Err(io::Error::from_raw_os_error(errno)),
+    }
 }
 
 /// An `ifreq` naming `name` (NUL-terminated, at most 16 bytes), everything else zero.

@@ -227,6 +227,8 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
             .raw("user_namespaces_error", &opt(&k.user_namespaces))
             .bool("pidfd", k.pidfd.is_ok())
             .bool("openat2", k.openat2.is_ok())
+            .str("mode", k.world.0.name())
+            .raw("mode_reason", &k.world.1.as_deref().map_or("null".to_owned(), json::string))
             .raw("internet", &k.internet_confinement().map_or("null".to_owned(), json::string))
             .raw(
                 "internet_error",
@@ -242,6 +244,10 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
     println!("user namespaces:           {}", feature(&k.user_namespaces));
     println!("pidfd:                     {}", feature(&k.pidfd));
     println!("openat2:                   {}", feature(&k.openat2));
+    match &k.world.1 {
+        None => println!("mode:                      {}", k.world.0.name()),
+        Some(why) => println!("mode:                      {} ({why})", k.world.0.name()),
+    }
     println!();
     println!("Guarantees on this kernel:");
     for g in k.guarantees() {

@@ -3,7 +3,8 @@
 //! Landlock's TCP rules are by port only, so alone they cannot say "this host and nothing
 //! else": a program allowed to connect to the proxy's port could connect to that port anywhere.
 //! So the program's child, before it enters Landlock and seccomp, makes a network namespace of
-//! its own (inside a user namespace, which is what lets an ordinary user make one):
+//! its own (with the call's own world, [`crate::sandbox::world`], which makes the namespaces;
+//! this module fills the network one):
 //!
 //! ```text
 //! program's netns: lo only (127.0.0.0/8, ::1), brought up by the child
@@ -24,10 +25,10 @@
 //! `/etc/hosts` that maps the name to it. An endpoint given as an address gets that very address
 //! on the namespace's loopback (a /32 or /128), so `psql -h 10.0.0.5` reaches its forwarder.
 //!
-//! What it trusts: the kernel's namespaces. The program becomes its own user in a user namespace
-//! it owns (uid and gid mapped to themselves, setgroups denied), so it gains no power over
-//! anything outside; Landlock (which refuses mounts) and seccomp (which refuses namespace calls)
-//! then close the rest before `execve`.
+//! What it trusts: the kernel's namespaces, made by the call's own world (a user namespace
+//! mapping the caller to itself, setgroups denied, so it gains no power over anything outside);
+//! Landlock (which refuses mounts) and seccomp (which refuses namespace calls) then close the rest
+//! before `execve`.
 
 use std::ffi::CString;
 use std::mem::MaybeUninit;
@@ -75,8 +76,6 @@ pub enum Listener {
 
 /// Everything the child needs, computed in the helper before the fork.
 struct DoorPlan {
-    uid_map: Vec<u8>,
-    gid_map: Vec<u8>,
     /// Where each listening socket listens; `kinds[i]` is what `addresses[i]` is for.
     addresses: Vec<SocketAddr>,
     /// Addresses of `tcp` endpoints to put on the namespace's loopback first (those not already
@@ -98,8 +97,6 @@ impl Door {
     /// Plans the door for these `[internet]` flags. Starts nothing.
     /// `scratch` is the call's private tmp folder (see [`HostsFile`]).
     pub fn new(net: &InternetFlags, scratch: &Path) -> Result<Door, String> {
-        let uid = rustix::process::getuid().as_raw();
-        let gid = rustix::process::getgid().as_raw();
         let proxy = SocketAddr::from((Ipv4Addr::LOCALHOST, PROXY_PORT));
         let mut addresses = vec![proxy];
         let mut kinds = vec![Listener::Proxy];
@@ -169,8 +166,6 @@ impl Door {
                 .map_err(|e| format!("socketpair: {e}"))?;
         Ok(Door {
             plan: DoorPlan {
-                uid_map: format!("{uid} {uid} 1").into_bytes(),
-                gid_map: format!("{gid} {gid} 1").into_bytes(),
                 addresses,
                 loopback_aliases,
                 hosts_file,
@@ -190,17 +185,13 @@ impl Door {
         ports
     }
 
-    /// In the program's child, before the sandbox is entered: makes the namespaces, brings
-    /// loopback up, listens, and hands the listening sockets to the helper. Any failure is
-    /// returned (and the child exits): the program never runs with a door half made.
+    /// In the program's child, once the call's world has made the network namespace and before
+    /// the sandbox is entered: brings loopback up, listens, and hands the listening sockets to the
+    /// helper. Any failure is returned (and the child exits): the program never runs with a door
+    /// half made.
     pub fn open(&self) -> Result<(), &'static str> {
         let plan = &self.plan;
         let child_end = self.child_end.as_ref().ok_or("the network door was opened twice")?;
-        crate::sys::unshare_user_and_network(plan.hosts_file.is_some())
-            .map_err(|_| "cannot make the network namespace (unshare)")?;
-        write_proc_self("/proc/self/setgroups", b"deny").map_err(|_| "cannot deny setgroups")?;
-        write_proc_self("/proc/self/uid_map", &plan.uid_map).map_err(|_| "cannot write uid_map")?;
-        write_proc_self("/proc/self/gid_map", &plan.gid_map).map_err(|_| "cannot write gid_map")?;
         crate::sys::bring_loopback_up().map_err(|_| "cannot bring loopback up")?;
         for (alias, ip) in plan.loopback_aliases.iter().enumerate() {
             match ip {
@@ -303,16 +294,6 @@ fn hosts_file(names: &[&str]) -> Vec<u8> {
         text.push_str(&format!("{}\t{name}\n", named_address(i)));
     }
     text.into_bytes()
-}
-
-fn write_proc_self(path: &str, contents: &[u8]) -> Result<(), rustix::io::Errno> {
-    let fd = rustix::fs::open(
-        path,
-        rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    )?;
-    let written = rustix::io::write(&fd, contents)?;
-    if written == contents.len() { Ok(()) } else { Err(rustix::io::Errno::IO) }
 }
 
 /// Shows the program its hosts file at `/etc/hosts`, in its own mount namespace (made private

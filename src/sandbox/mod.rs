@@ -24,9 +24,11 @@
 //! Landlock's ABI is pinned to 6 with every feature a hard requirement: on an older kernel the
 //! ruleset cannot be made and the call is refused, never weakened.
 
+pub mod capabilities;
 pub mod elf;
 pub mod grants;
 pub mod seccomp;
+pub mod world;
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -43,6 +45,7 @@ use crate::paths::overlaps;
 use crate::proxy::door::Door;
 use crate::sandbox_file::{Commands, Tool};
 use grants::{ExecFiles, GrantError};
+use world::{World, WorldMode};
 
 /// The Landlock ABI lnk needs: 6, for the signal and abstract-socket scopes.
 pub const REQUIRED_LANDLOCK_ABI: u32 = landlock_abi::SCOPES;
@@ -127,6 +130,10 @@ pub struct Enforcement {
     pub missing_grants: Vec<PathBuf>,
     /// How many files may be executed (programs and their loaders); `None` for any program.
     pub executables: Option<usize>,
+    /// The call's own world, or Landlock only.
+    pub mode: WorldMode,
+    /// Why the own world was out of reach, in the Landlock-only mode.
+    pub mode_reason: Option<String>,
 }
 
 /// A prepared sandbox: the path to execute, the ruleset and the filters.
@@ -135,7 +142,9 @@ pub struct Sandbox {
     pub enforcement: Enforcement,
     ruleset: Option<RulesetCreated>,
     filters: Vec<BpfProgram>,
-    /// With `[internet]`: the namespaces whose only way out is the call's proxy.
+    /// In the own-world mode: the namespaces and the read-only view.
+    world: Option<World>,
+    /// With `[internet]`: the network namespace's only way out, the call's proxy.
     door: Option<Door>,
 }
 
@@ -144,10 +153,11 @@ impl Sandbox {
     /// filters. Starts nothing.
     pub fn prepare(req: &SandboxRequest<'_>, kernel: &KernelSupport) -> Result<Sandbox, Refusal> {
         check_kernel(kernel)?;
+        let (mode, mode_reason) = kernel.world.clone();
         // The file tool starts nothing and connects nowhere: it never gets a network, whatever
         // `[internet] tools` says.
         let door = match (&req.flags.internet, req.flags.tool) {
-            (Some(net), Tool::Run) => Some(network_door(net, req.private_tmp)?),
+            (Some(net), Tool::Run) => Some(network_door(net, req.private_tmp, mode, mode_reason.as_deref())?),
             _ => None,
         };
         for write in &req.flags.write {
@@ -180,7 +190,11 @@ impl Sandbox {
                 Err(e) => Err(Refusal::kernel(e.to_string())),
             })
         };
-        ruleset = system(ruleset, SYSTEM_READ, read_rights())?;
+        ruleset = match req.flags.commands {
+            // Any program may run, so any may be read.
+            Commands::Any if req.flags.tool == Tool::Run => system(ruleset, SYSTEM_READ, read_rights())?,
+            _ => grant_system_read_except_programs(ruleset)?,
+        };
         for path in PROC_READ {
             if let Ok(Some(fd)) = grants::open_no_symlinks(Path::new(path), false) {
                 ruleset = add(ruleset, fd, read_rights(), Kind::Either)?;
@@ -209,22 +223,34 @@ impl Sandbox {
                 Some(n)
             }
         };
-        for (dirs, rights) in [(&req.flags.read, read_rights()), (&req.flags.write, write_rights())] {
+        let mut write_roots: Vec<(PathBuf, OwnedFd)> = Vec::new();
+        for (dirs, writable) in [(&req.flags.read, false), (&req.flags.write, true)] {
             for dir in dirs {
                 match grants::open_no_symlinks(dir, true) {
-                    Ok(Some(fd)) => ruleset = add(ruleset, fd, rights, Kind::Folder)?,
+                    Ok(Some(fd)) if writable => write_roots.push((dir.clone(), fd)),
+                    Ok(Some(fd)) => ruleset = add(ruleset, fd, read_rights(), Kind::Folder)?,
                     Ok(None) => missing_grants.push(dir.clone()),
                     Err(e) => return Err(Refusal::refused(e.to_string())),
                 }
             }
         }
         match grants::open_no_symlinks(req.private_tmp, true) {
-            Ok(Some(fd)) => ruleset = add(ruleset, fd, write_rights(), Kind::Folder)?,
+            Ok(Some(fd)) => write_roots.push((req.private_tmp.to_owned(), fd)),
             _ => {
                 return Err(Refusal::kernel(
                     "the call's private tmp folder vanished before the sandbox was made",
                 ));
             }
+        }
+        let world = match mode {
+            WorldMode::OwnWorld { user_namespace } => {
+                let roots: Vec<(PathBuf, &OwnedFd)> = write_roots.iter().map(|(p, fd)| (p.clone(), fd)).collect();
+                Some(World::new(user_namespace, door.is_some(), &roots).map_err(Refusal::kernel)?)
+            }
+            WorldMode::LandlockOnly => None,
+        };
+        for (_, fd) in write_roots {
+            ruleset = add(ruleset, fd, write_rights(), Kind::Folder)?;
         }
 
         // With `[internet]`, TCP connects to the door's ports only (inside a namespace that has
@@ -235,14 +261,22 @@ impl Sandbox {
                 .map_err(|e| Refusal::kernel(format!("cannot add a Landlock network rule: {e}")))?;
         }
 
-        let filters = seccomp::build(seccomp::SeccompPolicy { inet_sockets: door.is_some() })
+        let policy = seccomp::SeccompPolicy {
+            inet_sockets: door.is_some(),
+            // Outside the write grants a read-only mount answers these with EROFS; without one
+            // they are refused, except for lnk's own file tool (see `seccomp`).
+            metadata_calls: world.is_some() || req.flags.tool == Tool::File,
+            ipc: world.is_some(),
+        };
+        let filters = seccomp::build(policy)
             .map_err(|e| Refusal::kernel(format!("cannot build the seccomp filter: {}", e.0)))?;
         let landlock_abi = *kernel.landlock.as_ref().unwrap_or(&0);
         Ok(Sandbox {
             program_path,
-            enforcement: Enforcement { landlock_abi, missing_grants, executables },
+            enforcement: Enforcement { landlock_abi, missing_grants, executables, mode, mode_reason },
             ruleset: Some(ruleset),
             filters,
+            world,
             door,
         })
     }
@@ -257,13 +291,19 @@ impl Sandbox {
         self.door.take()
     }
 
-    /// Enters the sandbox: Landlock (with `no_new_privs`), then each seccomp filter. Called in
-    /// the forked child right before `execve`; makes no allocation the kernel answer depends on.
+    /// Enters the sandbox: the call's own world (namespaces, read-only view, the network door),
+    /// no capabilities, Landlock (with `no_new_privs`), then each seccomp filter. Called in the
+    /// forked child right before `execve`; makes no allocation the kernel answer depends on.
     pub fn enter(&mut self) -> Result<(), &'static str> {
-        // The namespaces first: seccomp will refuse `unshare`, and Landlock `mount`.
+        // The namespaces first: they need capabilities, seccomp refuses `unshare` and Landlock
+        // `mount`.
+        if let Some(world) = &mut self.world {
+            world.enter()?;
+        }
         if let Some(door) = &self.door {
             door.open()?;
         }
+        capabilities::drop_all()?;
         let ruleset = self.ruleset.take().ok_or("the sandbox was entered twice")?;
         match ruleset.restrict_self() {
             Ok(status) if status.ruleset == landlock::RulesetStatus::FullyEnforced && status.no_new_privs => {
@@ -305,15 +345,61 @@ fn add(
 }
 
 /// Plans the network door for `[internet]`, refusing where the kernel cannot make one: without
-/// unprivileged user namespaces there is no namespace of the program's own, and Landlock's port
+/// the call's own world there is no network namespace of the program's own, and Landlock's port
 /// rules alone would let the program reach any host on the proxy's port.
-fn network_door(net: &InternetFlags, private_tmp: &Path) -> Result<Door, Refusal> {
-    if let Err(e) = crate::sys::can_create_user_namespace() {
+fn network_door(
+    net: &InternetFlags,
+    private_tmp: &Path,
+    mode: WorldMode,
+    why_not: Option<&str>,
+) -> Result<Door, Refusal> {
+    if !mode.is_own_world() {
         return Err(Refusal::kernel(format!(
-            "[internet] needs a network namespace whose only door is the call's proxy, and this kernel refuses an unprivileged user namespace ({e}); lnk will not run a program with more network than asked. Allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0, or the AppArmor userns policy), or drop [internet]"
+            "[internet] needs a network namespace whose only door is the call's proxy, and this kernel refuses an unprivileged user namespace ({}); lnk will not run a program with more network than asked. Allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0, or the AppArmor userns policy), or drop [internet]",
+            why_not.unwrap_or("unknown reason")
         )));
     }
     Door::new(net, private_tmp).map_err(Refusal::refused)
+}
+
+/// Grants reading the system folders, except the files of the folders programs are found in
+/// (the system PATH): those folders may be listed, but their files read (and executed) only
+/// where a listed program's file is granted on its own. The dynamic loader must be executable
+/// for any dynamic program, and run directly (`ld-linux-x86-64.so.2 /usr/bin/perl`) it maps
+/// whatever program file it can read; so an unlisted program must not be readable.
+///
+/// Landlock cannot subtract from a grant, so a system folder that holds a program folder is
+/// granted entry by entry, leaving the program folder out (`/usr` → `/usr/lib`, `/usr/share`, …,
+/// and `/usr/bin` for listing only).
+fn grant_system_read_except_programs(mut ruleset: RulesetCreated) -> Result<RulesetCreated, Refusal> {
+    let program_folders = crate::program_path::SYSTEM_PATH;
+    let holds_programs = |dir: &Path| program_folders.iter().any(|p| Path::new(p).starts_with(dir));
+    // Folders still to look at; each is either granted whole, or listed and split.
+    let mut pending: Vec<PathBuf> = SYSTEM_READ.iter().map(PathBuf::from).collect();
+    while let Some(dir) = pending.pop() {
+        let fd = match grants::open_no_symlinks(&dir, false) {
+            Ok(Some(fd)) => fd,
+            // Missing, or a link whose target is granted (or split) on its own.
+            Ok(None) | Err(GrantError::Symlink(_)) | Err(GrantError::WrongKind(..)) => continue,
+            Err(e) => return Err(Refusal::kernel(e.to_string())),
+        };
+        if !holds_programs(&dir) {
+            ruleset = add(ruleset, fd, read_rights(), Kind::Either)?;
+            continue;
+        }
+        // A program folder, or a folder above one: listable, and its entries looked at one by one.
+        ruleset = add(ruleset, fd, AccessFs::ReadDir.into(), Kind::Folder)?;
+        if program_folders.iter().any(|p| Path::new(p) == dir) {
+            continue;
+        }
+        let entries = std::fs::read_dir(&dir)
+            .map_err(|e| Refusal::kernel(format!("cannot list {}: {e}", dir.display())))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| Refusal::kernel(format!("cannot list {}: {e}", dir.display())))?;
+            pending.push(dir.join(entry.file_name()));
+        }
+    }
+    Ok(ruleset)
 }
 
 /// Refuses unless the kernel gives every guarantee a sandbox needs, naming what is missing.
@@ -399,6 +485,7 @@ mod tests {
             user_namespaces: none(),
             pidfd: none(),
             openat2: none(),
+            world: (WorldMode::LandlockOnly, None),
         }
     }
 

@@ -13,6 +13,22 @@
 //! - `open_by_handle_at`, `name_to_handle_at`: opening files by handle skips path checks.
 //! - `kexec_*`, module loading, `reboot`, `swapon`/`swapoff`, `acct`, `quotactl`.
 //! - `setsid` and `setpgid`: nothing may leave the process group the helper kills as one.
+//! - Acting on another process's limits, priority, scheduling, memory or descriptors:
+//!   `prlimit64`, `sched_setaffinity`, `sched_setscheduler`, `sched_setparam`, `sched_setattr`,
+//!   `migrate_pages` and `move_pages` unless the pid is 0 (the caller); `setpriority` and
+//!   `ioprio_set` unless they name the calling process (`PRIO_PROCESS`/`IOPRIO_WHO_PROCESS`, 0);
+//!   `process_madvise`, `process_mrelease`, `kcmp` and `pidfd_getfd` entirely. Landlock's scopes
+//!   cover signals, not these: a program set `RLIMIT_CPU` on its harness (same uid) and killed it.
+//! - System V IPC (`shm*`, `sem*`, `msg*`) and POSIX message queues (`mq_*`), unless the call has
+//!   an IPC namespace of its own: otherwise they reach the host's segments and queues, which
+//!   Landlock does not govern.
+//! - Changing a file's mode, owner, times or extended attributes (`chmod` and `chown` families,
+//!   `utime`, `utimes`, `futimesat`, `utimensat`, the `setxattr` and `removexattr` families),
+//!   unless the call's own world answers them outside the write grants with a read-only mount
+//!   (see [`super::world`]), or the program is lnk's own file tool (whose code changes only what
+//!   it wrote beneath a write grant). Landlock does not govern them.
+//! - `send*` with `MSG_FASTOPEN`: it connects without `connect`, so Landlock's TCP rule does
+//!   not see it.
 //! - `memfd_create` unless sealed non-executable (`MFD_NOEXEC_SEAL`): Landlock does not govern
 //!   a memfd (its inode is on an internal mount), so an executable one would run code no
 //!   `commands` entry allowed.
@@ -50,6 +66,17 @@ const CLONE_NAMESPACE_FLAGS: [u64; 7] = [
     libc::CLONE_NEWNET as u64,
 ];
 
+/// System calls newer than the `libc` crate's tables. Numbers from 424 on are the same on every
+/// architecture.
+const SYS_FCHMODAT2: libc::c_long = 452;
+const SYS_SETXATTRAT: libc::c_long = 463;
+const SYS_REMOVEXATTRAT: libc::c_long = 466;
+const SYS_OPEN_TREE_ATTR: libc::c_long = 467;
+
+const MSG_FASTOPEN: u64 = 0x2000_0000;
+const PRIO_PROCESS: u64 = 0;
+const IOPRIO_WHO_PROCESS: u64 = 1;
+
 /// The system calls refused outright, with `EPERM`.
 const DENIED: &[libc::c_long] = &[
     libc::SYS_io_uring_setup,
@@ -72,6 +99,7 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_fspick,
     libc::SYS_move_mount,
     libc::SYS_open_tree,
+    SYS_OPEN_TREE_ATTR,
     libc::SYS_mount_setattr,
     libc::SYS_pivot_root,
     libc::SYS_chroot,
@@ -91,6 +119,66 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_quotactl,
     libc::SYS_setsid,
     libc::SYS_setpgid,
+    libc::SYS_process_madvise,
+    libc::SYS_process_mrelease,
+    libc::SYS_kcmp,
+    libc::SYS_pidfd_getfd,
+];
+
+/// Calls whose first argument is a pid, allowed only for 0 (the caller itself).
+const SELF_ONLY: &[libc::c_long] = &[
+    libc::SYS_prlimit64,
+    libc::SYS_sched_setaffinity,
+    libc::SYS_sched_setscheduler,
+    libc::SYS_sched_setparam,
+    libc::SYS_sched_setattr,
+    libc::SYS_migrate_pages,
+    libc::SYS_move_pages,
+];
+
+/// System V IPC and POSIX message queues: the host's, unless the call has an IPC namespace.
+const IPC: &[libc::c_long] = &[
+    libc::SYS_shmget,
+    libc::SYS_shmat,
+    libc::SYS_shmctl,
+    libc::SYS_semget,
+    libc::SYS_semop,
+    libc::SYS_semtimedop,
+    libc::SYS_semctl,
+    libc::SYS_msgget,
+    libc::SYS_msgsnd,
+    libc::SYS_msgrcv,
+    libc::SYS_msgctl,
+    libc::SYS_mq_open,
+    libc::SYS_mq_unlink,
+    libc::SYS_mq_timedsend,
+    libc::SYS_mq_timedreceive,
+    libc::SYS_mq_notify,
+    libc::SYS_mq_getsetattr,
+];
+
+/// Changes to a file's mode, owner, times or extended attributes, which Landlock does not govern.
+const METADATA: &[libc::c_long] = &[
+    libc::SYS_chmod,
+    libc::SYS_fchmod,
+    libc::SYS_fchmodat,
+    SYS_FCHMODAT2,
+    libc::SYS_chown,
+    libc::SYS_fchown,
+    libc::SYS_lchown,
+    libc::SYS_fchownat,
+    libc::SYS_utime,
+    libc::SYS_utimes,
+    libc::SYS_futimesat,
+    libc::SYS_utimensat,
+    libc::SYS_setxattr,
+    libc::SYS_lsetxattr,
+    libc::SYS_fsetxattr,
+    SYS_SETXATTRAT,
+    libc::SYS_removexattr,
+    libc::SYS_lremovexattr,
+    libc::SYS_fremovexattr,
+    SYS_REMOVEXATTRAT,
 ];
 
 /// What the filter must allow beyond the base.
@@ -98,6 +186,11 @@ const DENIED: &[libc::c_long] = &[
 pub struct SeccompPolicy {
     /// `AF_INET`/`AF_INET6` stream sockets (only for a sandbox with `[internet]`).
     pub inet_sockets: bool,
+    /// The [`METADATA`] calls: only where a read-only mount answers them outside the write
+    /// grants, or for lnk's own file tool.
+    pub metadata_calls: bool,
+    /// The [`IPC`] calls: only with an IPC namespace of the call's own.
+    pub ipc: bool,
 }
 
 /// Why the filters could not be built: a bug or an unsupported architecture, never the input.
@@ -133,8 +226,38 @@ fn rule(conditions: Vec<Cond>) -> Result<SeccompRule, SeccompBuildError> {
 fn main_filter(policy: SeccompPolicy, arch: TargetArch) -> Result<BpfProgram, SeccompBuildError> {
     let eperm = SeccompAction::Errno(libc::EPERM as u32);
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for nr in DENIED {
-        rules.insert(*nr, Vec::new());
+    let mut refused: Vec<libc::c_long> = DENIED.to_vec();
+    if !policy.ipc {
+        refused.extend_from_slice(IPC);
+    }
+    if !policy.metadata_calls {
+        refused.extend_from_slice(METADATA);
+    }
+    for nr in refused {
+        rules.insert(nr, Vec::new());
+    }
+
+    // Another process's limits, scheduling and memory: the pid (an int) must be 0.
+    for nr in SELF_ONLY {
+        rules.insert(*nr, vec![rule(vec![cond(0, Len::Dword, Op::Ne, 0)?])?]);
+    }
+    // setpriority(which, who, prio) and ioprio_set(which, who, ioprio): only the caller itself.
+    // PRIO_PGRP and PRIO_USER with 0 would reach the keeper's group and every process of the uid.
+    rules.insert(
+        libc::SYS_setpriority,
+        vec![rule(vec![cond(0, Len::Dword, Op::Ne, PRIO_PROCESS)?])?, rule(vec![cond(1, Len::Dword, Op::Ne, 0)?])?],
+    );
+    rules.insert(
+        libc::SYS_ioprio_set,
+        vec![
+            rule(vec![cond(0, Len::Dword, Op::Ne, IOPRIO_WHO_PROCESS)?])?,
+            rule(vec![cond(1, Len::Dword, Op::Ne, 0)?])?,
+        ],
+    );
+    // sendto(fd, buf, len, flags, …), sendmsg(fd, msg, flags), sendmmsg(fd, vec, n, flags) with
+    // MSG_FASTOPEN: a TCP connect that never passes through `connect`, where Landlock checks.
+    for (nr, flags_arg) in [(libc::SYS_sendto, 3), (libc::SYS_sendmsg, 2), (libc::SYS_sendmmsg, 3)] {
+        rules.insert(nr, vec![rule(vec![cond(flags_arg, Len::Dword, Op::MaskedEq(MSG_FASTOPEN), MSG_FASTOPEN)?])?]);
     }
 
     // ioctl(fd, TIOCSTI | TIOCLINUX, …), on the low 32 bits of the command.
@@ -293,13 +416,13 @@ mod tests {
 
     #[test]
     fn with_internet_only_tcp_sockets_are_allowed() {
-        let filters = build(SeccompPolicy { inet_sockets: true }).unwrap();
+        let filters = build(SeccompPolicy { inet_sockets: true, metadata_calls: false, ipc: false }).unwrap();
         assert_eq!(in_child_under(&filters, socket_probe), 0b11_1111);
     }
 
     #[test]
     fn without_internet_no_socket_is_allowed() {
-        let filters = build(SeccompPolicy { inet_sockets: false }).unwrap();
+        let filters = build(SeccompPolicy { inet_sockets: false, metadata_calls: false, ipc: false }).unwrap();
         // TCP refused too: bits 0 and 1 clear, the rest set.
         assert_eq!(in_child_under(&filters, socket_probe), 0b11_1100);
     }
