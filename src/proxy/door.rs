@@ -165,11 +165,7 @@ impl Door {
             rustix::net::socketpair(AddressFamily::UNIX, SocketType::SEQPACKET, SocketFlags::CLOEXEC, None)
                 .map_err(|e| format!("socketpair: {e}"))?;
         Ok(Door {
-            plan: DoorPlan {
-                addresses,
-                loopback_aliases,
-                hosts_file,
-            },
+            plan: DoorPlan { addresses, loopback_aliases, hosts_file },
             kinds,
             child_end: Some(child_end),
             helper_end,

@@ -47,8 +47,11 @@ pub fn drop_all() -> Result<(), &'static str> {
     }
     rustix::thread::clear_ambient_capability_set().map_err(|_| "cannot clear the ambient capabilities")?;
     let none = CapabilitySet::empty();
-    rustix::thread::set_capabilities(None, CapabilitySets { effective: none, permitted: none, inheritable: none })
-        .map_err(|_| "cannot drop the capabilities (capset)")?;
+    rustix::thread::set_capabilities(
+        None,
+        CapabilitySets { effective: none, permitted: none, inheritable: none },
+    )
+    .map_err(|_| "cannot drop the capabilities (capset)")?;
     let left = rustix::thread::capabilities(None).map_err(|_| "cannot read the capabilities (capget)")?;
     if !left.effective.is_empty() || !left.permitted.is_empty() || !left.inheritable.is_empty() {
         return Err("capabilities are left after dropping them all");

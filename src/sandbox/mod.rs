@@ -244,7 +244,8 @@ impl Sandbox {
         }
         let world = match mode {
             WorldMode::OwnWorld { user_namespace } => {
-                let roots: Vec<(PathBuf, &OwnedFd)> = write_roots.iter().map(|(p, fd)| (p.clone(), fd)).collect();
+                let roots: Vec<(PathBuf, &OwnedFd)> =
+                    write_roots.iter().map(|(p, fd)| (p.clone(), fd)).collect();
                 Some(World::new(user_namespace, door.is_some(), &roots).map_err(Refusal::kernel)?)
             }
             WorldMode::LandlockOnly => None,

@@ -245,7 +245,10 @@ fn main_filter(policy: SeccompPolicy, arch: TargetArch) -> Result<BpfProgram, Se
     // PRIO_PGRP and PRIO_USER with 0 would reach the keeper's group and every process of the uid.
     rules.insert(
         libc::SYS_setpriority,
-        vec![rule(vec![cond(0, Len::Dword, Op::Ne, PRIO_PROCESS)?])?, rule(vec![cond(1, Len::Dword, Op::Ne, 0)?])?],
+        vec![
+            rule(vec![cond(0, Len::Dword, Op::Ne, PRIO_PROCESS)?])?,
+            rule(vec![cond(1, Len::Dword, Op::Ne, 0)?])?,
+        ],
     );
     rules.insert(
         libc::SYS_ioprio_set,
@@ -257,7 +260,10 @@ fn main_filter(policy: SeccompPolicy, arch: TargetArch) -> Result<BpfProgram, Se
     // sendto(fd, buf, len, flags, …), sendmsg(fd, msg, flags), sendmmsg(fd, vec, n, flags) with
     // MSG_FASTOPEN: a TCP connect that never passes through `connect`, where Landlock checks.
     for (nr, flags_arg) in [(libc::SYS_sendto, 3), (libc::SYS_sendmsg, 2), (libc::SYS_sendmmsg, 3)] {
-        rules.insert(nr, vec![rule(vec![cond(flags_arg, Len::Dword, Op::MaskedEq(MSG_FASTOPEN), MSG_FASTOPEN)?])?]);
+        rules.insert(
+            nr,
+            vec![rule(vec![cond(flags_arg, Len::Dword, Op::MaskedEq(MSG_FASTOPEN), MSG_FASTOPEN)?])?],
+        );
     }
 
     // ioctl(fd, TIOCSTI | TIOCLINUX, …), on the low 32 bits of the command.
@@ -411,18 +417,56 @@ mod tests {
         bits |= i32::from(try_socket(libc::AF_INET, libc::SOCK_STREAM, 262 /* MPTCP */) == libc::EPERM) << 3;
         bits |= i32::from(try_socket(libc::AF_UNIX, libc::SOCK_STREAM, 0) == libc::EPERM) << 4;
         bits |= i32::from(try_socket(libc::AF_NETLINK, libc::SOCK_RAW, 0) == libc::EPERM) << 5;
+        bits |= i32::from(fast_open() == libc::EPERM) << 6;
         bits
+    }
+
+    /// A TCP Fast Open `sendto` to a closed loopback port: the connect happens inside `sendto`,
+    /// so Landlock's connect rule never sees it. Answers the errno (ECONNREFUSED without a
+    /// filter, EPERM with one, EAFNOSUPPORT-like where TCP itself is refused).
+    fn fast_open() -> i32 {
+        // SAFETY: socket, sendto and close on a descriptor made here, with a live local address.
+        unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+            if fd < 0 {
+                return -1;
+            }
+            let addr = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: 9u16.to_be(),
+                sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes([127, 0, 0, 1]) },
+                sin_zero: [0; 8],
+            };
+            let r = libc::sendto(
+                fd,
+                b"x".as_ptr().cast(),
+                1,
+                libc::MSG_FASTOPEN,
+                std::ptr::addr_of!(addr).cast(),
+                std::mem::size_of::<libc::sockaddr_in>() as u32,
+            );
+            let errno = if r < 0 { *libc::__errno_location() } else { 0 };
+            libc::close(fd);
+            errno
+        }
+    }
+
+    #[test]
+    fn fast_open_is_refused_and_would_otherwise_connect() {
+        // Without the filter the call reaches the kernel, which tries to connect.
+        assert_ne!(in_child_under(&[], || i32::from(fast_open() == libc::EPERM)), 1);
     }
 
     #[test]
     fn with_internet_only_tcp_sockets_are_allowed() {
         let filters = build(SeccompPolicy { inet_sockets: true, metadata_calls: false, ipc: false }).unwrap();
-        assert_eq!(in_child_under(&filters, socket_probe), 0b11_1111);
+        assert_eq!(in_child_under(&filters, socket_probe), 0b111_1111);
     }
 
     #[test]
     fn without_internet_no_socket_is_allowed() {
-        let filters = build(SeccompPolicy { inet_sockets: false, metadata_calls: false, ipc: false }).unwrap();
+        let filters =
+            build(SeccompPolicy { inet_sockets: false, metadata_calls: false, ipc: false }).unwrap();
         // TCP refused too: bits 0 and 1 clear, the rest set.
         assert_eq!(in_child_under(&filters, socket_probe), 0b11_1100);
     }

@@ -190,3 +190,86 @@ pub fn require(available: bool, what: &str) -> bool {
     eprintln!("\n!!! SKIPPED: this machine lacks {what}; the test did not run !!!\n");
     false
 }
+
+/// `cmd`, run where the kernel offers no user namespace: the Landlock-only mode.
+///
+/// Simulated the way bubblewrap's `--disable-userns` does it: in a user namespace of the test's
+/// own, `cmd` runs as uid 1234 (no capabilities, so no mount namespace without a user namespace)
+/// in a nested user namespace, and the outer one's limit of user namespaces is then set to 0, so
+/// `cmd` can make none. The nested namespace is made first (a limit of 0 would forbid it too).
+/// `cmd`'s files appear owned by uid 1234 there, so a `TMPDIR` of the test's own is needed.
+pub fn without_user_namespaces(cmd: &Command) -> Command {
+    let mut c = Command::new("unshare");
+    c.args([
+        "-Ur",
+        "sh",
+        "-c",
+        r#"d=$(mktemp -d) && mkfifo "$d/ready" "$d/go" || exit 99
+unshare -U --map-user=1234 --map-group=1234 -- sh -c 'echo > "$0/ready"; read x < "$0/go"; exec "$@"' "$d" "$@" &
+read x < "$d/ready"
+echo 0 > /proc/sys/user/max_user_namespaces || exit 98
+echo > "$d/go"
+wait $!
+code=$?
+rm -rf "$d"
+exit $code"#,
+        "sh",
+    ]);
+    c.arg(cmd.get_program()).args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        c.current_dir(dir);
+    }
+    c
+}
+
+/// Whether `unshare` can make the nested user namespaces [`without_user_namespaces`] needs.
+pub fn can_simulate_no_user_namespaces() -> bool {
+    Command::new("unshare")
+        .args(["-Ur", "unshare", "-U", "--map-user=1234", "--map-group=1234", "true"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Whether calls here get the call's own world (namespaces), as `lnk sandbox status` says.
+pub fn own_world_here() -> bool {
+    let out = run(lnk().args(["sandbox", "status", "--json"]));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("status prints JSON");
+    json["mode"] == "own-world"
+}
+
+impl Agent {
+    /// Runs a Python script in the sandbox in the Landlock-only mode (see
+    /// [`without_user_namespaces`]), with a `TMPDIR` of the agent's own.
+    pub fn python_without_user_namespaces(&self, script: &str) -> Report {
+        let full = format!("{PY_PRELUDE}\n{script}");
+        let mut inner = self.command(&[], &["python3", "-c", &full]);
+        let tmp = self.dir.join("tmp-landlock-only");
+        std::fs::create_dir_all(&tmp).unwrap();
+        inner.env("TMPDIR", &tmp);
+        Report::from(run(&mut without_user_namespaces(&inner)))
+    }
+
+    /// The script's report in each mode this machine offers: the own world (required in CI)
+    /// and the Landlock-only mode (simulated), each checked to be the mode it claims.
+    pub fn python_in_each_mode(&self, script: &str) -> Vec<(&'static str, Report)> {
+        let mut reports = Vec::new();
+        if require(own_world_here(), "the call's own world (user namespaces that can mount)") {
+            let r = self.python(script);
+            assert_eq!(r.json["enforced"]["mode"], "own-world", "{}", r.raw);
+            reports.push(("own-world", r));
+        }
+        if require(can_simulate_no_user_namespaces(), "nested user namespaces (to simulate a kernel without)")
+        {
+            let r = self.python_without_user_namespaces(script);
+            assert_eq!(r.json["enforced"]["mode"], "landlock-only", "{}", r.raw);
+            reports.push(("landlock-only", r));
+        }
+        reports
+    }
+}
