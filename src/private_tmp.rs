@@ -191,6 +191,66 @@ mod tests {
         assert!(!path.exists());
     }
 
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("lnk-ptmp-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn root() -> bool {
+        let root = rustix::process::geteuid().is_root();
+        if !root {
+            eprintln!("\n!!! SKIPPED: needs root to give a folder to another uid (the root pass runs it) !!!\n");
+        }
+        root
+    }
+
+    #[test]
+    fn a_base_others_can_reach_is_refused_saying_what_was_found_and_the_fix() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let uid = rustix::process::geteuid().as_raw();
+        let dir = scratch("open-base");
+        let base = dir.join(format!("lnk-{uid}"));
+        std::fs::create_dir(&base).unwrap();
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = open_private_base(&base, uid).err().expect("a mode 0777 base was accepted");
+        assert!(err.contains("its mode is 0777, not 0700"), "{err}");
+        assert!(err.contains(&format!("`chmod 700 {}`", base.display())), "{err}");
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(open_private_base(&base, uid).is_ok());
+        if root() {
+            std::os::unix::fs::chown(&base, Some(1001), Some(1001)).unwrap();
+            let err = open_private_base(&base, uid).err().expect("another uid's base was accepted");
+            assert!(err.contains("it belongs to uid 1001, not to you (uid 0)"), "{err}");
+            assert!(err.contains(&format!("`rm -r {}`", base.display())), "{err}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_sweep_leaves_a_call_folder_that_is_not_the_callers() {
+        if !root() {
+            return;
+        }
+        let dir = scratch("foreign-call");
+        let base = dir.join("lnk-0");
+        std::fs::create_dir(&base).unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let (theirs, mine) = (base.join("call-1-theirs-0"), base.join("call-1-mine-0"));
+        for d in [&theirs, &mine] {
+            std::fs::create_dir(d).unwrap();
+            std::fs::write(d.join("f"), "x").unwrap();
+        }
+        std::os::unix::fs::chown(&theirs, Some(1001), Some(1001)).unwrap();
+        let fd = open_private_base(&base, 0).unwrap();
+        sweep_stale(&base, &fd, 0);
+        assert!(theirs.join("f").exists(), "the sweep removed another uid's folder");
+        assert!(!mine.exists(), "the sweep left the caller's own stale folder");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn a_dead_calls_folder_is_swept_by_the_next_call() {
         let path = PrivateTmp::create().unwrap().abandon();

@@ -219,6 +219,22 @@ fn records_that_are_not_the_callers_are_never_acted_on() {
         let out = run(&mut bg.cmd("read").arg(foreign_record));
         assert_eq!(out.status.code(), Some(125));
         assert!(stderr(&out).contains(&format!("belongs to uid {OTHER}")), "{}", stderr(&out));
+
+        // The caller's record whose output file is someone else's (at the recorded inode):
+        // `read` refuses it rather than show their file as the command's output.
+        let id = "r0000000000000011";
+        let out = bg.files_dir.join(format!("background/{id}.out"));
+        std::fs::write(&out, "their secret").unwrap();
+        std::os::unix::fs::chown(&out, Some(OTHER), Some(OTHER)).unwrap();
+        let meta = std::fs::metadata(&out).unwrap();
+        let (dev, ino) = (std::os::unix::fs::MetadataExt::dev(&meta), std::os::unix::fs::MetadataExt::ino(&meta));
+        let text = record_text(id, pid, Some(now))
+            .replace("output_end", &format!("output_dev = {dev}\noutput_ino = {ino}\noutput_end"));
+        plant(&runs, id, &text, None, None);
+        let out = run(&mut bg.cmd("read").arg(id));
+        assert!(!stdout(&out).contains("their secret"), "read showed another uid's file");
+        assert_eq!(out.status.code(), Some(126), "{}", stderr(&out));
+        assert!(stderr(&out).contains(&format!("belongs to uid {OTHER}")), "{}", stderr(&out));
     }
 }
 
@@ -258,6 +274,15 @@ fn a_records_folder_others_can_write_in_is_refused_with_the_fix() {
     if skipped_unless_root("a records folder owned by another uid") {
         return;
     }
+    // A start lock someone else made (and could hold forever) is refused, not waited on.
+    let start_lock = runs.join("start.lock");
+    std::fs::write(&start_lock, "").unwrap();
+    std::os::unix::fs::chown(&start_lock, Some(OTHER), Some(OTHER)).unwrap();
+    let out = bg.start_with(&[], &["sleep", "1"]);
+    assert_eq!(out.status.code(), Some(125), "{}", stdout(&out));
+    assert!(stderr(&out).contains(&format!("start.lock: it belongs to uid {OTHER}")), "{}", stderr(&out));
+    std::fs::remove_file(&start_lock).unwrap();
+
     std::os::unix::fs::chown(&runs, Some(OTHER), Some(OTHER)).unwrap();
     let err = refused(&bg, "sweep");
     assert!(err.contains(&format!("it belongs to uid {OTHER}, but must belong to you (uid 0)")), "{err}");
