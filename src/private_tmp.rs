@@ -201,7 +201,9 @@ mod tests {
     fn root() -> bool {
         let root = rustix::process::geteuid().is_root();
         if !root {
-            eprintln!("\n!!! SKIPPED: needs root to give a folder to another uid (the root pass runs it) !!!\n");
+            eprintln!(
+                "\n!!! SKIPPED: needs root to give a folder to another uid (the root pass runs it) !!!\n"
+            );
         }
         root
     }

@@ -31,10 +31,13 @@ fn skipped_unless_root(what: &str) -> bool {
     if is_root() {
         return false;
     }
-    eprintln!("\n!!! SKIPPED as uid {}: {what} needs root (the root pass of scripts/test.sh runs it) !!!\n", unsafe {
-        // SAFETY: as above.
-        libc::geteuid()
-    });
+    eprintln!(
+        "\n!!! SKIPPED as uid {}: {what} needs root (the root pass of scripts/test.sh runs it) !!!\n",
+        unsafe {
+            // SAFETY: as above.
+            libc::geteuid()
+        }
+    );
     true
 }
 
@@ -142,8 +145,13 @@ fn records_that_are_not_the_callers_are_never_acted_on() {
     std::fs::hard_link(runs.join(format!("{linked}.toml")), bg.dir.join("second-link.toml")).unwrap();
 
     let root = !skipped_unless_root("planting records owned by another uid");
-    let (foreign_record, foreign_lock, foreign_settled, foreign_orphan, foreign_output) =
-        ("r00000000000000a1", "r00000000000000b1", "r00000000000000d1", "r00000000000000e1", "r00000000000000f1");
+    let (foreign_record, foreign_lock, foreign_settled, foreign_orphan, foreign_output) = (
+        "r00000000000000a1",
+        "r00000000000000b1",
+        "r00000000000000d1",
+        "r00000000000000e1",
+        "r00000000000000f1",
+    );
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
     if root {
         // The review's escape: a record uid 1001 wrote, naming root's process group.
@@ -187,7 +195,10 @@ fn records_that_are_not_the_callers_are_never_acted_on() {
         }
         assert!(!runs.join(format!("{foreign_record}.corrupt")).exists(), "a foreign record was moved aside");
         assert!(why_skipped(&report, foreign_output).contains(&format!("uid {OTHER}")), "{report}");
-        assert!(bg.files_dir.join(format!("background/{foreign_output}.out")).exists(), "removed their output");
+        assert!(
+            bg.files_dir.join(format!("background/{foreign_output}.out")).exists(),
+            "removed their output"
+        );
         assert!(!runs.join(format!("{foreign_output}.toml")).exists(), "the caller's old record stays");
         // The sweep also says so on stderr, for a human.
         let out = run(&mut bg.cmd("sweep"));
@@ -227,7 +238,8 @@ fn records_that_are_not_the_callers_are_never_acted_on() {
         std::fs::write(&out, "their secret").unwrap();
         std::os::unix::fs::chown(&out, Some(OTHER), Some(OTHER)).unwrap();
         let meta = std::fs::metadata(&out).unwrap();
-        let (dev, ino) = (std::os::unix::fs::MetadataExt::dev(&meta), std::os::unix::fs::MetadataExt::ino(&meta));
+        let (dev, ino) =
+            (std::os::unix::fs::MetadataExt::dev(&meta), std::os::unix::fs::MetadataExt::ino(&meta));
         let text = record_text(id, pid, Some(now))
             .replace("output_end", &format!("output_dev = {dev}\noutput_ino = {ino}\noutput_end"));
         plant(&runs, id, &text, None, None);
@@ -290,7 +302,10 @@ fn a_records_folder_others_can_write_in_is_refused_with_the_fix() {
     std::os::unix::fs::chown(&runs, Some(0), Some(0)).unwrap();
     std::os::unix::fs::chown(&bg.agent_dir, Some(OTHER), Some(OTHER)).unwrap();
     let err = refused(&bg, "sweep");
-    assert!(err.contains(&format!("belongs to uid {OTHER}, but must belong to you (uid 0) or root")), "{err}");
+    assert!(
+        err.contains(&format!("belongs to uid {OTHER}, but must belong to you (uid 0) or root")),
+        "{err}"
+    );
 }
 
 #[test]

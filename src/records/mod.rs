@@ -99,8 +99,9 @@ impl Records {
     /// can be swapped between the check and its use.
     pub fn open(agent_dir: &Path) -> Result<Records, String> {
         let uid = owner::caller();
-        let agent = rustix::fs::open(agent_dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-            .map_err(|e| io("cannot open the agent folder", agent_dir, e))?;
+        let agent =
+            rustix::fs::open(agent_dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+                .map_err(|e| io("cannot open the agent folder", agent_dir, e))?;
         let stat = rustix::fs::fstat(&agent).map_err(|e| io("cannot stat", agent_dir, e))?;
         owner::check_folder(&stat, agent_dir, owner::Folder::Agent, uid)?;
         let path = agent_dir.join("runs");

@@ -69,7 +69,9 @@ pub fn check_folder(stat: &Stat, path: &Path, folder: Folder, uid: u32) -> Resul
     let p = path.display();
     let fix = match folder {
         Folder::Agent if !owner_ok => {
-            format!("use an agent folder of your own, or, if this one should be yours: `chown {uid} {p}` and `chmod go-w {p}`")
+            format!(
+                "use an agent folder of your own, or, if this one should be yours: `chown {uid} {p}` and `chmod go-w {p}`"
+            )
         }
         Folder::Agent => format!("`chmod go-w {p}`"),
         Folder::Records => format!(

@@ -138,7 +138,11 @@ fn end_lost(record: &Record) -> (bool, bool) {
 
 /// Removes lock files whose start died before publishing a record, under the start lock so no
 /// start is between creating its lock and publishing its record.
-fn remove_orphan_locks(records: &Records, orphans: &[String], report: &mut SweepReport) -> Result<(), String> {
+fn remove_orphan_locks(
+    records: &Records,
+    orphans: &[String],
+    report: &mut SweepReport,
+) -> Result<(), String> {
     if orphans.is_empty() {
         return Ok(());
     }
