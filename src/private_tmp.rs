@@ -216,14 +216,14 @@ mod tests {
         let base = dir.join(format!("lnk-{uid}"));
         std::fs::create_dir(&base).unwrap();
         std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o777)).unwrap();
-        let err = open_private_base(&base, uid).err().expect("a mode 0777 base was accepted");
+        let err = open_private_base(&base, uid).expect_err("a mode 0777 base was accepted");
         assert!(err.contains("its mode is 0777, not 0700"), "{err}");
         assert!(err.contains(&format!("`chmod 700 {}`", base.display())), "{err}");
         std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700)).unwrap();
         assert!(open_private_base(&base, uid).is_ok());
         if root() {
             std::os::unix::fs::chown(&base, Some(1001), Some(1001)).unwrap();
-            let err = open_private_base(&base, uid).err().expect("another uid's base was accepted");
+            let err = open_private_base(&base, uid).expect_err("another uid's base was accepted");
             assert!(err.contains("it belongs to uid 1001, not to you (uid 0)"), "{err}");
             assert!(err.contains(&format!("`rm -r {}`", base.display())), "{err}");
         }

@@ -213,12 +213,12 @@ fn records_that_are_not_the_callers_are_never_acted_on() {
         stops.push((foreign_lock, format!("belongs to uid {OTHER}")));
     }
     for (id, why) in stops {
-        let out = run(&mut bg.cmd("stop").arg(id).arg("--json"));
+        let out = run(bg.cmd("stop").arg(id).arg("--json"));
         assert_eq!(out.status.code(), Some(125), "stop {id}: {}", stdout(&out));
         assert!(stderr(&out).contains(&why), "stop {id}: {}", stderr(&out));
         assert!(victim.alive(), "stop {id} killed the victim");
     }
-    let out = run(&mut bg.cmd("stop").arg("--all"));
+    let out = run(bg.cmd("stop").arg("--all"));
     assert!(victim.alive(), "stop --all killed the victim: {}", stderr(&out));
     assert!(stderr(&out).contains("2 hard links"), "{}", stderr(&out));
 
@@ -227,7 +227,7 @@ fn records_that_are_not_the_callers_are_never_acted_on() {
         let listed = bg.record(foreign_record);
         assert_eq!(listed["state"], "skipped", "{listed}");
         assert!(listed["detail"].as_str().unwrap().contains(&format!("uid {OTHER}")), "{listed}");
-        let out = run(&mut bg.cmd("read").arg(foreign_record));
+        let out = run(bg.cmd("read").arg(foreign_record));
         assert_eq!(out.status.code(), Some(125));
         assert!(stderr(&out).contains(&format!("belongs to uid {OTHER}")), "{}", stderr(&out));
 
@@ -243,7 +243,7 @@ fn records_that_are_not_the_callers_are_never_acted_on() {
         let text = record_text(id, pid, Some(now))
             .replace("output_end", &format!("output_dev = {dev}\noutput_ino = {ino}\noutput_end"));
         plant(&runs, id, &text, None, None);
-        let out = run(&mut bg.cmd("read").arg(id));
+        let out = run(bg.cmd("read").arg(id));
         assert!(!stdout(&out).contains("their secret"), "read showed another uid's file");
         assert_eq!(out.status.code(), Some(126), "{}", stderr(&out));
         assert!(stderr(&out).contains(&format!("belongs to uid {OTHER}")), "{}", stderr(&out));
@@ -251,7 +251,7 @@ fn records_that_are_not_the_callers_are_never_acted_on() {
 }
 
 fn refused(bg: &Bg, verb: &str) -> String {
-    let out = run(&mut bg.cmd(verb).arg("--json"));
+    let out = run(bg.cmd(verb).arg("--json"));
     assert_eq!(out.status.code(), Some(125), "{verb} was not refused: {}", stdout(&out));
     stderr(&out)
 }
