@@ -4,14 +4,23 @@
 //! a fresh folder of its own, `TMPDIR` points at it, and Landlock grants it (and nothing else
 //! under `/tmp`). It lives in `$TMPDIR/lnk-<uid>/` (the harness's `TMPDIR`, else `/tmp`), a
 //! folder that must belong to the caller and be private (mode 0700), so no other user can plant
-//! or read anything there.
+//! or read anything there. Both are checked on the descriptor opened with `O_NOFOLLOW`.
+//!
+//! When another user made (or loosened) `lnk-<uid>` first, the call is refused with a message
+//! saying what was found and how to fix it; lnk does not fall back to another name. A fallback
+//! name in the same shared folder can be squatted just the same (and its stale call folders
+//! would need finding again), and a silent fallback would hide that someone is interfering with
+//! the caller's tmp. The fixes are the caller's to choose: remove the folder, or point `TMPDIR`
+//! at a folder of their own.
 //!
 //! The helper holds an exclusive `flock` on the call's folder for the call's life. The folder is
 //! removed when the call ends, and if the helper is killed before it can remove it, the next call
 //! finds the lock free and removes it: a free lock always means its call is over. Creating a
 //! folder and taking its lock happen under a shared lock on the base folder, and a sweep under
 //! an exclusive one, so a sweep never mistakes a folder being born for one whose call is over. Removal never
-//! follows a symlink the program planted (`std::fs::remove_dir_all` works through descriptors).
+//! follows a symlink the program planted (`std::fs::remove_dir_all` works through descriptors),
+//! and the sweep removes only `call-*` folders that belong to the caller (checked on the
+//! descriptor it locked): one that does not is left alone.
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -28,7 +37,8 @@ pub struct PrivateTmp {
 impl PrivateTmp {
     /// Creates a fresh, locked folder, after removing any left by calls that died.
     pub fn create() -> Result<PrivateTmp, String> {
-        let uid = rustix::process::getuid().as_raw();
+        // The effective uid: the owner of what this process creates.
+        let uid = rustix::process::geteuid().as_raw();
         let base = std::env::temp_dir().join(format!("lnk-{uid}"));
         let base_fd = open_private_base(&base, uid)?;
         // A sweep holds the base folder's lock exclusively, a creation shares it, so a sweep can
@@ -36,7 +46,7 @@ impl PrivateTmp {
         let lock_base =
             |op| rustix::fs::flock(&base_fd, op).map_err(|e| format!("cannot lock {}: {e}", base.display()));
         lock_base(FlockOperation::LockExclusive)?;
-        sweep_stale(&base, &base_fd);
+        sweep_stale(&base, &base_fd, uid);
         lock_base(FlockOperation::LockShared)?;
         let pid = rustix::process::getpid().as_raw_nonzero();
         for attempt in 0u32..100 {
@@ -100,31 +110,60 @@ fn open_private_base(base: &Path, uid: u32) -> Result<OwnedFd, String> {
     )
     .map_err(|e| format!("cannot open {} (it must be a folder, not a link): {e}", base.display()))?;
     let stat = rustix::fs::fstat(&fd).map_err(|e| format!("cannot stat {}: {e}", base.display()))?;
-    if stat.st_uid != uid || stat.st_mode & 0o077 != 0 {
-        return Err(format!(
-            "{} must belong to uid {uid} and be private (mode 0700); it is not, so another user could reach the call's files",
-            base.display()
-        ));
-    }
+    refuse_shared_base(base, stat.st_uid, stat.st_mode & 0o7777, uid)?;
     Ok(fd)
 }
 
-/// Removes folders whose call is over: their lock is free.
-fn sweep_stale(base: &Path, base_fd: &OwnedFd) {
-    let Ok(entries) = std::fs::read_dir(base) else { return };
+/// The refusal of a base folder that is not the caller's or not private, saying what was found
+/// and how to fix it.
+fn refuse_shared_base(base: &Path, owner: u32, mode: u32, uid: u32) -> Result<(), String> {
+    let (owner_ok, mode_ok) = (owner == uid, mode & 0o077 == 0);
+    if owner_ok && mode_ok {
+        return Ok(());
+    }
+    let mut found = Vec::new();
+    if !owner_ok {
+        found.push(format!("it belongs to uid {owner}, not to you (uid {uid})"));
+    }
+    if !mode_ok {
+        found.push(format!("its mode is {mode:04o}, not 0700"));
+    }
+    let b = base.display();
+    let fix = if owner_ok {
+        format!("`chmod 700 {b}`")
+    } else {
+        format!(
+            "remove it (`rm -r {b}`, as root or uid {owner}; someone else made it, so look at it first) \
+             and lnk makes a new one, or set TMPDIR to a folder of your own"
+        )
+    };
+    Err(format!(
+        "refusing the private tmp base {b}: {}; another user could plant or read the call's files there. Fix: {fix}",
+        found.join(", and ")
+    ))
+}
+
+/// Removes folders whose call is over: their lock is free. Only the caller's own: a folder that
+/// belongs to someone else (it cannot be made in a private base, but may predate a fix of the
+/// base's mode) is left alone. Read through the base's checked descriptor, not its path.
+fn sweep_stale(base: &Path, base_fd: &OwnedFd, uid: u32) {
+    let Ok(entries) = rustix::fs::Dir::read_from(base_fd) else { return };
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        if !name.to_string_lossy().starts_with("call-") {
+        let Ok(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+        if !name.starts_with("call-") {
             continue;
         }
         let Ok(dir) = rustix::fs::openat(
             base_fd,
-            name.as_os_str(),
+            name.as_str(),
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
         ) else {
             continue;
         };
+        if !rustix::fs::fstat(&dir).is_ok_and(|s| s.st_uid == uid) {
+            continue;
+        }
         if rustix::fs::flock(&dir, FlockOperation::NonBlockingLockExclusive).is_ok() {
             let _ = std::fs::remove_dir_all(base.join(&name));
         }
@@ -150,6 +189,68 @@ mod tests {
         drop(other);
         drop(tmp);
         assert!(!path.exists());
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("lnk-ptmp-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn root() -> bool {
+        let root = rustix::process::geteuid().is_root();
+        if !root {
+            eprintln!(
+                "\n!!! SKIPPED: needs root to give a folder to another uid (the root pass runs it) !!!\n"
+            );
+        }
+        root
+    }
+
+    #[test]
+    fn a_base_others_can_reach_is_refused_saying_what_was_found_and_the_fix() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let uid = rustix::process::geteuid().as_raw();
+        let dir = scratch("open-base");
+        let base = dir.join(format!("lnk-{uid}"));
+        std::fs::create_dir(&base).unwrap();
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = open_private_base(&base, uid).expect_err("a mode 0777 base was accepted");
+        assert!(err.contains("its mode is 0777, not 0700"), "{err}");
+        assert!(err.contains(&format!("`chmod 700 {}`", base.display())), "{err}");
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(open_private_base(&base, uid).is_ok());
+        if root() {
+            std::os::unix::fs::chown(&base, Some(1001), Some(1001)).unwrap();
+            let err = open_private_base(&base, uid).expect_err("another uid's base was accepted");
+            assert!(err.contains("it belongs to uid 1001, not to you (uid 0)"), "{err}");
+            assert!(err.contains(&format!("`rm -r {}`", base.display())), "{err}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_sweep_leaves_a_call_folder_that_is_not_the_callers() {
+        if !root() {
+            return;
+        }
+        let dir = scratch("foreign-call");
+        let base = dir.join("lnk-0");
+        std::fs::create_dir(&base).unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let (theirs, mine) = (base.join("call-1-theirs-0"), base.join("call-1-mine-0"));
+        for d in [&theirs, &mine] {
+            std::fs::create_dir(d).unwrap();
+            std::fs::write(d.join("f"), "x").unwrap();
+        }
+        std::os::unix::fs::chown(&theirs, Some(1001), Some(1001)).unwrap();
+        let fd = open_private_base(&base, 0).unwrap();
+        sweep_stale(&base, &fd, 0);
+        assert!(theirs.join("f").exists(), "the sweep removed another uid's folder");
+        assert!(!mine.exists(), "the sweep left the caller's own stale folder");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

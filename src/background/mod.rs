@@ -254,7 +254,8 @@ fn wait_ready(ready: &OwnedFd, id: &str) -> Result<String, StartError> {
 
 /// Stops one command: its supervisor is told (SIGTERM: stopped, or SIGHUP: the agent is going
 /// away, recorded lost) and this waits until it has recorded the end. A command whose supervisor
-/// is already gone is swept instead.
+/// is already gone is swept instead. A record or lock file that is not the caller's is an
+/// error naming it, and nothing is signalled (see `records::owner`).
 pub fn stop(agent: &Agent, id: &str, signal: i32, bridge: Option<&Path>) -> Result<Record, String> {
     records::format::validate_id(id)?;
     let records = &agent.records;
@@ -277,5 +278,8 @@ pub fn stop(agent: &Agent, id: &str, signal: i32, bridge: Option<&Path>) -> Resu
     let why = if signal == libc::SIGHUP { "the agent stopped" } else { "its supervisor died without a word" };
     let mut report = sweep::SweepReport::default();
     sweep::sweep_one(records, &agent.files_dir, bridge, id, &mut report, why);
+    if let Some((_, why)) = report.skipped.first() {
+        return Err(why.clone());
+    }
     records.read(id)
 }

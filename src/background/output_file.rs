@@ -8,6 +8,10 @@
 //! the start fail; nothing is truncated). Reading checks the inode against the one recorded at
 //! creation, opens without following links and without blocking, and refuses anything else.
 //!
+//! The output file is also checked to be the caller's (on the descriptor read, or before it
+//! is removed): the files folder is the caller's, but if another user could ever write in it,
+//! what they put there is left alone (see `records::owner`).
+//!
 //! The file is bounded: past `cap` bytes, output is counted and dropped, and a line saying how
 //! much was dropped ends the file.
 
@@ -144,6 +148,13 @@ pub fn read(
     if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
         return Err(format!("refusing background/{name}: not a regular file"));
     }
+    let uid = crate::records::owner::caller();
+    if stat.st_uid != uid {
+        return Err(format!(
+            "refusing background/{name}: it belongs to uid {}, not to you (uid {uid}), so it is not the file lnk wrote",
+            stat.st_uid
+        ));
+    }
     if (stat.st_dev, stat.st_ino) != inode {
         return Err(format!("refusing background/{name}: it is not the file lnk wrote (replaced or linked)"));
     }
@@ -164,11 +175,27 @@ pub fn read(
     Ok((buf, size))
 }
 
-/// Removes an output file by name (never following a link), for the sweep's cleanup.
-pub fn remove(files_dir: &Path, id: &str) {
-    if let Ok(dir) = background_dir(files_dir) {
-        let _ = rustix::fs::unlinkat(&dir, format!("{id}.out").as_str(), rustix::fs::AtFlags::empty());
+/// Removes an output file by name (never following a link), for the sweep's cleanup, unless
+/// it is not the caller's: then it is left, and the reason returned for the sweep's report.
+pub fn remove(files_dir: &Path, id: &str) -> Result<(), String> {
+    let Ok(dir) = background_dir(files_dir) else { return Ok(()) };
+    let name = format!("{id}.out");
+    // O_PATH: the owner of whatever is there (a link itself, with O_NOFOLLOW), without opening it.
+    let fd = match beneath(&dir, &name, OFlags::PATH | OFlags::NOFOLLOW, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(()),
+        Err(e) => return Err(refusal(files_dir, &format!("background/{name}"), e)),
+    };
+    let stat = rustix::fs::fstat(&fd).map_err(|e| format!("cannot stat background/{name}: {e}"))?;
+    let uid = crate::records::owner::caller();
+    if stat.st_uid != uid {
+        return Err(crate::records::owner::skipped(
+            &files_dir.join("background").join(&name),
+            &format!("it belongs to uid {}, not to you (uid {uid})", stat.st_uid),
+        ));
     }
+    let _ = rustix::fs::unlinkat(&dir, name.as_str(), rustix::fs::AtFlags::empty());
+    Ok(())
 }
 
 #[cfg(test)]

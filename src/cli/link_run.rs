@@ -9,7 +9,7 @@ use super::exit;
 use crate::background::{self, Agent, StartRequest, bridge, supervise};
 use crate::flags::{FLAG_NAMES, SandboxFlags};
 use crate::json;
-use crate::records::{Record, sweep};
+use crate::records::{ReadError, Record, sweep};
 use crate::sandbox_file::{self, HOPS, SandboxFile, Tool};
 
 pub const USAGE: &str = "\
@@ -215,8 +215,13 @@ fn list(args: &[String]) -> Result<u8, UsageError> {
     let mut out = Vec::new();
     for id in agent.records.ids() {
         let live = agent.records.is_live(&id);
-        match agent.records.read(&id) {
+        match agent.records.read_checked(&id) {
             Ok(r) if parsed.switch("--json") => out.push(record_json(&r, live)),
+            // Not the caller's: shown so a human looks at it, and nothing in it is believed.
+            Err(ReadError::NotOurs(why)) if parsed.switch("--json") => out.push(
+                json::Object::new().str("id", &id).str("state", "skipped").str("detail", &why).finish(),
+            ),
+            Err(ReadError::NotOurs(why)) => out.push(format!("{id}\tskipped\t{why}")),
             Ok(r) => out.push(format!(
                 "{}\t{}\t{}\t{}{}",
                 r.id,
@@ -225,10 +230,10 @@ fn list(args: &[String]) -> Result<u8, UsageError> {
                 r.program,
                 r.args.iter().map(|a| format!(" {a:?}")).collect::<String>()
             )),
-            Err(why) if parsed.switch("--json") => out.push(
+            Err(ReadError::Invalid(why)) if parsed.switch("--json") => out.push(
                 json::Object::new().str("id", &id).str("state", "corrupt").str("detail", &why).finish(),
             ),
-            Err(why) => out.push(format!("{id}\tcorrupt\t{why}")),
+            Err(ReadError::Invalid(why)) => out.push(format!("{id}\tcorrupt\t{why}")),
         }
     }
     if parsed.switch("--json") {
@@ -356,9 +361,13 @@ fn sweep_verb(args: &[String]) -> Result<u8, UsageError> {
             .bool("leftovers_possible", *leftovers)
             .finish()
     }));
-    let corrupt = json::array(
-        report.corrupt.iter().map(|(id, why)| json::Object::new().str("id", id).str("why", why).finish()),
-    );
+    let pairs = |v: &[(String, String)]| {
+        json::array(v.iter().map(|(id, why)| json::Object::new().str("id", id).str("why", why).finish()))
+    };
+    // Files that are not the caller's are a human's business: each is said on stderr too.
+    for (id, why) in &report.skipped {
+        eprintln!("lnk-link-run: {id} skipped: {why}");
+    }
     if parsed.switch("--json") {
         println!(
             "{}",
@@ -367,17 +376,19 @@ fn sweep_verb(args: &[String]) -> Result<u8, UsageError> {
                 .raw("lost", &lost)
                 .raw("told", &strings(&report.told))
                 .raw("removed", &strings(&report.removed))
-                .raw("corrupt", &corrupt)
+                .raw("corrupt", &pairs(&report.corrupt))
+                .raw("skipped", &pairs(&report.skipped))
                 .finish()
         );
     } else {
         println!(
-            "running {}, lost {}, told {}, removed {}, corrupt {}",
+            "running {}, lost {}, told {}, removed {}, corrupt {}, skipped {}",
             report.running.len(),
             report.lost.len(),
             report.told.len(),
             report.removed.len(),
-            report.corrupt.len()
+            report.corrupt.len(),
+            report.skipped.len()
         );
     }
     Ok(0)

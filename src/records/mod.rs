@@ -16,9 +16,14 @@
 //! only descriptors 0–2, so nothing the command runs can hold or release it; and a lock file is
 //! deleted only by whoever holds its lock, after checking that the path still names the inode
 //! it locked.
+//!
+//! Only the caller's own records are acted on: the agent folder and `runs` are refused when
+//! another user owns them or can write in them, and a record or lock file that is not the
+//! caller's is skipped and reported, never acted on (see [`owner`]).
 
 pub mod format;
 pub mod identity;
+pub mod owner;
 pub mod sweep;
 
 use std::io::Write as _;
@@ -60,20 +65,59 @@ fn io(what: &str, path: &Path, e: Errno) -> String {
     format!("{what} {}: {}", path.display(), std::io::Error::from(e))
 }
 
+/// Why a record could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadError {
+    /// The file is not the caller's (another owner, a hard link, not a regular file): it is
+    /// left alone and reported, never renamed aside or acted on.
+    NotOurs(String),
+    /// Missing, unreadable, or not a valid record.
+    Invalid(String),
+}
+
+impl ReadError {
+    pub fn message(self) -> String {
+        match self {
+            ReadError::NotOurs(m) | ReadError::Invalid(m) => m,
+        }
+    }
+}
+
+/// Refuses a file opened in the records folder that is not the caller's (see [`owner`]).
+fn check_ours(fd: &OwnedFd, path: &Path) -> Result<(), String> {
+    let stat = rustix::fs::fstat(fd).map_err(|e| io("cannot stat", path, e))?;
+    match owner::not_ours(&stat, owner::caller()) {
+        None => Ok(()),
+        Some(why) => Err(owner::skipped(path, &why)),
+    }
+}
+
 impl Records {
-    /// Opens (creating if needed) `<agent_dir>/runs`, refusing links.
+    /// Opens (creating if needed) `<agent_dir>/runs`, refusing links, and refusing either
+    /// folder when someone else owns it or can write in it. Both are checked on the descriptors
+    /// opened, and `runs` is made and opened through the agent folder's descriptor, so neither
+    /// can be swapped between the check and its use.
     pub fn open(agent_dir: &Path) -> Result<Records, String> {
+        let uid = owner::caller();
+        let agent =
+            rustix::fs::open(agent_dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+                .map_err(|e| io("cannot open the agent folder", agent_dir, e))?;
+        let stat = rustix::fs::fstat(&agent).map_err(|e| io("cannot stat", agent_dir, e))?;
+        owner::check_folder(&stat, agent_dir, owner::Folder::Agent, uid)?;
         let path = agent_dir.join("runs");
-        match rustix::fs::mkdir(&path, Mode::from_raw_mode(0o700)) {
+        match rustix::fs::mkdirat(&agent, "runs", Mode::from_raw_mode(0o700)) {
             Ok(()) | Err(Errno::EXIST) => {}
             Err(e) => return Err(io("cannot create", &path, e)),
         }
-        let dir = rustix::fs::open(
-            &path,
+        let dir = rustix::fs::openat(
+            &agent,
+            "runs",
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
         )
-        .map_err(|e| io("cannot open", &path, e))?;
+        .map_err(|e| io("cannot open (it must be a folder, not a link)", &path, e))?;
+        let stat = rustix::fs::fstat(&dir).map_err(|e| io("cannot stat", &path, e))?;
+        owner::check_folder(&stat, &path, owner::Folder::Records, uid)?;
         Ok(Records { path, dir })
     }
 
@@ -86,6 +130,8 @@ impl Records {
             Mode::from_raw_mode(0o600),
         )
         .map_err(|e| io("cannot open", &self.path.join("start.lock"), e))?;
+        // A start lock someone else planted could be held by them forever.
+        check_ours(&fd, &self.path.join("start.lock"))?;
         rustix::fs::flock(&fd, FlockOperation::LockExclusive)
             .map_err(|e| io("cannot lock", &self.path, e))?;
         Ok(fd)
@@ -108,7 +154,8 @@ impl Records {
 
     /// Tries to take a record's lock. `Ok(None)` when it is held: its supervisor is alive. The
     /// lock is only returned if the path still names the file locked (not one deleted and made
-    /// anew meanwhile).
+    /// anew meanwhile). A lock file that is not the caller's is an error, before it is locked:
+    /// it is neither taken nor believed.
     pub fn try_lock(&self, id: &str) -> Result<Option<RecordLock>, String> {
         let name = format!("{id}.lock");
         let fd = match rustix::fs::openat(
@@ -121,6 +168,7 @@ impl Records {
             Err(Errno::NOENT) => return Ok(None),
             Err(e) => return Err(io("cannot open", &self.path.join(&name), e)),
         };
+        check_ours(&fd, &self.path.join(&name))?;
         match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => {}
             Err(Errno::WOULDBLOCK) => return Ok(None),
@@ -150,14 +198,14 @@ impl Records {
         self.listing().0
     }
 
-    /// One pass over the folder: the ids with a record, and the ids with a lock file but no
-    /// record (a start that died before publishing), both sorted.
+    /// One pass over the folder (through its checked descriptor, never its path): the ids with
+    /// a record, and the ids with a lock file but no record (a start that died before
+    /// publishing), both sorted.
     pub fn listing(&self) -> (Vec<String>, Vec<String>) {
         let mut records = Vec::new();
         let mut locks = Vec::new();
-        for entry in std::fs::read_dir(&self.path).into_iter().flatten().flatten() {
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
+        for entry in rustix::fs::Dir::read_from(&self.dir).into_iter().flatten().flatten() {
+            let Ok(name) = entry.file_name().to_str() else { continue };
             let (id, list) = match (name.strip_suffix(".toml"), name.strip_suffix(".lock")) {
                 (Some(id), _) => (id, &mut records),
                 (_, Some(id)) => (id, &mut locks),
@@ -177,7 +225,8 @@ impl Records {
     /// without the lock and without the full parse (the sweep's steady state is thousands of
     /// such records): lnk writes every value on a line of its own, so these three lines are
     /// reliable for a record lnk wrote. Anything unexpected answers `false`, and the record then
-    /// gets the full, strict, locked treatment; a skip never acts, so it cannot act wrongly.
+    /// gets the full, strict, locked treatment; a skip never acts, so it cannot act wrongly. A
+    /// file that is not the caller's answers `false` too, so the sweep reports it.
     pub fn settled(&self, id: &str, now_ms: u64) -> bool {
         let Ok(fd) = rustix::fs::openat(
             &self.dir,
@@ -187,6 +236,9 @@ impl Records {
         ) else {
             return false;
         };
+        if !rustix::fs::fstat(&fd).is_ok_and(|s| owner::not_ours(&s, owner::caller()).is_none()) {
+            return false;
+        }
         let mut buf = vec![0u8; 64 * 1024];
         let Ok(n) = rustix::io::read(&fd, &mut buf) else { return false };
         let text = String::from_utf8_lossy(&buf[..n]);
@@ -203,22 +255,32 @@ impl Records {
         ended && told && young
     }
 
-    /// Reads a record. Never follows a link; a file over 1 MiB is refused.
+    /// Reads a record. Never follows a link; a file over 1 MiB is refused, and so is a file
+    /// that is not the caller's.
     pub fn read(&self, id: &str) -> Result<Record, String> {
+        self.read_checked(id).map_err(ReadError::message)
+    }
+
+    /// Reads a record, telling a file that is not the caller's (checked on the descriptor
+    /// read) from one that is missing or invalid.
+    pub fn read_checked(&self, id: &str) -> Result<Record, ReadError> {
         let name = format!("{id}.toml");
+        let path = self.path.join(&name);
+        let invalid = |m: String| ReadError::Invalid(m);
         let fd = rustix::fs::openat(
             &self.dir,
             name.as_str(),
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
             Mode::empty(),
         )
-        .map_err(|e| io("cannot open", &self.path.join(&name), e))?;
+        .map_err(|e| invalid(io("cannot open", &path, e)))?;
+        check_ours(&fd, &path).map_err(ReadError::NotOurs)?;
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::Read::take(std::fs::File::from(fd), 1 << 20), &mut text)
-            .map_err(|e| format!("cannot read {}: {e}", self.path.join(&name).display()))?;
-        let record = Record::parse(&text).map_err(|e| format!("{}: {e}", self.path.join(&name).display()))?;
+            .map_err(|e| invalid(format!("cannot read {}: {e}", path.display())))?;
+        let record = Record::parse(&text).map_err(|e| invalid(format!("{}: {e}", path.display())))?;
         if record.id != id {
-            return Err(format!("{}: its id is {}", self.path.join(&name).display(), record.id));
+            return Err(invalid(format!("{}: its id is {}", path.display(), record.id)));
         }
         Ok(record)
     }
@@ -247,7 +309,9 @@ impl Records {
     }
 
     /// Removes a record, its lock file last (holding the lock), and leaves the output to the
-    /// caller.
+    /// caller. By name: the lock was checked as the caller's when it was taken, and the record
+    /// when it was read, and in a folder only the caller can write in nobody else can have
+    /// swapped either name since (see [`owner`]).
     pub fn remove(&self, lock: RecordLock) {
         let id = &lock.id;
         let _ = rustix::fs::unlinkat(&self.dir, format!("{id}.toml").as_str(), rustix::fs::AtFlags::empty());

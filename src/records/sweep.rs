@@ -12,11 +12,15 @@
 //!
 //! A record that does not parse is never acted on: it is moved aside as `<id>.corrupt` and
 //! reported, and nothing is signalled.
+//!
+//! A record, lock or output file that is not the caller's (another owner, a hard link; see
+//! [`super::owner`]) is never acted on either, and not even moved aside: it is reported as
+//! skipped, with the reason, and left for a human.
 
 use std::path::Path;
 
 use super::format::{Record, State};
-use super::{KEEP_MS, Records, identity, now_ms};
+use super::{KEEP_MS, ReadError, Records, identity, now_ms};
 use crate::background::bridge::{self, Told};
 use crate::background::output_file;
 
@@ -29,6 +33,8 @@ pub struct SweepReport {
     pub told: Vec<String>,
     pub removed: Vec<String>,
     pub corrupt: Vec<(String, String)>,
+    /// (id, why): files that are not the caller's, left alone.
+    pub skipped: Vec<(String, String)>,
 }
 
 /// Why a lost record's supervisor is gone, in the words the record keeps.
@@ -44,7 +50,7 @@ pub fn sweep(records: &Records, files_dir: &Path, bridge: Option<&Path>) -> Resu
             sweep_one(records, files_dir, bridge, &id, &mut report, DIED);
         }
     }
-    remove_orphan_locks(records, &orphans)?;
+    remove_orphan_locks(records, &orphans, &mut report)?;
     Ok(report)
 }
 
@@ -59,15 +65,24 @@ pub fn sweep_one(
 ) {
     let lock = match records.try_lock(id) {
         Ok(Some(lock)) => lock,
-        _ => {
+        Ok(None) => {
             report.running.push(id.to_owned());
+            return;
+        }
+        // Not the caller's lock, or not one that can be opened: nothing is known, nothing done.
+        Err(why) => {
+            report.skipped.push((id.to_owned(), why));
             return;
         }
     };
     // Re-read under the lock: another sweep may have finished it a moment ago.
-    let mut record = match records.read(id) {
+    let mut record = match records.read_checked(id) {
         Ok(r) => r,
-        Err(why) => {
+        Err(ReadError::NotOurs(why)) => {
+            report.skipped.push((id.to_owned(), why));
+            return;
+        }
+        Err(ReadError::Invalid(why)) => {
             let _ = rustix::fs::renameat(
                 records.dir(),
                 format!("{id}.toml").as_str(),
@@ -94,7 +109,9 @@ pub fn sweep_one(
     }
     let old = record.ended_ms.is_some_and(|e| now_ms().saturating_sub(e) > KEEP_MS);
     if record.told && old {
-        output_file::remove(files_dir, id);
+        if let Err(why) = output_file::remove(files_dir, id) {
+            report.skipped.push((id.to_owned(), why));
+        }
         records.remove(lock);
         report.removed.push(id.to_owned());
     }
@@ -121,7 +138,11 @@ fn end_lost(record: &Record) -> (bool, bool) {
 
 /// Removes lock files whose start died before publishing a record, under the start lock so no
 /// start is between creating its lock and publishing its record.
-fn remove_orphan_locks(records: &Records, orphans: &[String]) -> Result<(), String> {
+fn remove_orphan_locks(
+    records: &Records,
+    orphans: &[String],
+    report: &mut SweepReport,
+) -> Result<(), String> {
     if orphans.is_empty() {
         return Ok(());
     }
@@ -129,8 +150,10 @@ fn remove_orphan_locks(records: &Records, orphans: &[String]) -> Result<(), Stri
     // Listed before the start lock was taken: only those still without a record are orphans.
     let (_, still) = records.listing();
     for id in orphans.iter().filter(|id| still.contains(id)) {
-        if let Ok(Some(lock)) = records.try_lock(id) {
-            records.remove(lock);
+        match records.try_lock(id) {
+            Ok(Some(lock)) => records.remove(lock),
+            Ok(None) => {}
+            Err(why) => report.skipped.push((id.clone(), why)),
         }
     }
     Ok(())
