@@ -13,7 +13,7 @@
 //! |---|---|
 //! | `[files] read` roots | read files, list folders |
 //! | `[files] write` roots and the call's private tmp | read, write, create and remove files and folders, rename and link within, truncate; never symlinks, FIFOs, sockets or devices |
-//! | system folders (`/usr`, `/lib*`, `/bin`, `/sbin`, `/etc`) | read; with `commands` listed, the program folders of the system PATH only listed (their files read only where a listed program's is granted: see [`grant_system_read_except_programs`]) |
+//! | system folders (`/usr`, `/lib*`, `/bin`, `/sbin`, `/etc`) | read; with `commands` listed, the program folders of the system PATH only listed (their files read only where a listed program's is granted: see `grant_system_read_except_programs`) |
 //! | `/proc/cpuinfo`, `meminfo`, `stat`, `loadavg`, `uptime`, `version`, `filesystems`, `sys/` | read (no `/proc/<pid>`) |
 //! | `/dev/null`, `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom` | read, write (no ioctl) |
 //! | each allowed program's file and its loader | execute (nothing else is executable) |
