@@ -1,9 +1,9 @@
 //! The call's proxy's decisions: which host and port a request may reach, which resolved
 //! addresses it may use, and how many new connections a minute it may open.
 //!
-//! Pure functions over the sandbox's `[internet]` flags and what the program sent, so every
-//! rule is unit-tested (and the parsing fuzzed) on its own; [`super::server`] only carries out
-//! what these decide.
+//! Pure functions over the sandbox's `[internet]` flags and the target a request named (read by
+//! [`super::request`]), so every rule is unit-tested (and fuzzed) on its own; [`super::server`]
+//! only carries out what these decide.
 //!
 //! The rules:
 //! - a host is allowed if a pattern lists it exactly, or `*.suffix` and it is a subdomain of the

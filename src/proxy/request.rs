@@ -137,7 +137,7 @@ const DROPPED_HEADERS: &[&str] = &[
 ///
 /// A plain-HTTP request's upstream head is: the origin-form request line; `Host` from the
 /// request line's host and port (every client `Host` is dropped); the client's headers but
-/// [`DROPPED_HEADERS`]; the canonical `Content-Length: N` or `Transfer-Encoding: chunked`; and
+/// `DROPPED_HEADERS`; the canonical `Content-Length: N` or `Transfer-Encoding: chunked`; and
 /// `Connection: close`. Refused, with the target if the request line was read: a control
 /// character other than a tab inside a line (a lone CR or LF among them), a folded header, a
 /// header name that is not a token (whitespace before the colon included), and any framing two

@@ -8,11 +8,14 @@
 //! as long as the call.
 //!
 //! What it guarantees: no byte reaches the network before [`policy::check_target`],
-//! [`policy::RateLimit::take`] and [`policy::usable_addresses`] said yes for that connection; a
-//! plain-HTTP request goes to the host of its own absolute URI, upstream is told
-//! `Connection: close` so a kept-alive client connection cannot be turned to another host, and
-//! the proxy's own headers (`Proxy-Authorization`, `Proxy-Connection`) are not forwarded.
-//! Every refusal is recorded in the [`Log`] for the report.
+//! [`policy::RateLimit::take`] and [`policy::usable_addresses`] said yes for that connection. A
+//! plain-HTTP connection carries one request: the head [`request::parse_request_head`] wrote
+//! (its `Host` the checked target's, upstream told `Connection: close`, the proxy's own headers
+//! dropped), then exactly the body its framing delimits; the client is not read past that body,
+//! so a pipelined or smuggled second request never reaches any upstream, and the connection
+//! closes after the answer. A CONNECT tunnel is opaque: what the client sent after its head goes
+//! into that tunnel only. Every refusal, a malformed request's (400) included, is recorded in the
+//! [`Log`] for the report.
 //!
 //! What it trusts: the system resolver (`getaddrinfo`) for names not pinned with `--resolve`;
 //! its answers are checked, not trusted (an internal address is refused unless listed).
