@@ -67,8 +67,14 @@ fn the_output_and_elf_corpora_never_panic() {
 fn the_proxy_request_corpus_never_panics_and_forwards_clean_heads() {
     let n = each_input("proxy_request", |text| {
         let _ = lnk::proxy::ResolveOverride::parse(text);
-        if let Ok((_, upstream)) = lnk::proxy::policy::parse_request_head(text) {
+        let _ = lnk::proxy::policy::parse_ip_literal(text);
+        if let Ok(head) = lnk::proxy::request::parse_request_head(text) {
+            let upstream = head.upstream;
             assert_eq!(upstream.matches('\n').count(), upstream.matches("\r\n").count(), "{upstream:?}");
+        }
+        let mut body = lnk::proxy::request::Body::Chunked(Default::default());
+        if let Ok(n) = body.take(text.as_bytes()) {
+            assert!(n <= text.len());
         }
     });
     assert!(n >= 5);

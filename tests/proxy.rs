@@ -5,6 +5,8 @@
 //! MPTCP and IPv6, and names hosts that resolve to the harness's own addresses.
 
 mod common;
+#[path = "proxy/requests.rs"]
+mod requests;
 
 use common::{Agent, PY_PRELUDE, Report, require};
 use std::process::Command;

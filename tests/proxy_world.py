@@ -19,6 +19,7 @@ Hosts (all on this namespace's loopback, none reachable from a sandbox's own nam
 | 192.0.2.1 | 53/udp | answers any datagram (a DNS covert channel would need it) |
 | 192.0.2.1 | 9000 | TCP sink: reads and counts bytes, for the benchmark |
 | 192.0.2.1 | 9001 | TCP source: sends N bytes (first line of the request), for the benchmark |
+| 192.0.2.3 | 80 | raw recorder: answers with every byte its connection got, and keeps them in DIR/recorded/N |
 """
 
 import http.server
@@ -43,7 +44,7 @@ def ip(*args):
 
 
 ip("link", "set", "lo", "up")
-for address in ("192.0.2.1/32", "198.51.100.7/32"):
+for address in ("192.0.2.1/32", "192.0.2.3/32", "198.51.100.7/32"):
     ip("addr", "add", address, "dev", "lo")
 ip("-6", "addr", "add", "2001:db8::1/128", "dev", "lo", "nodad")
 
@@ -138,6 +139,39 @@ def source(conn):
             n -= len(block)
 
 
+RECORDED = os.path.join(DIR, "recorded")
+recorded_count = iter(range(1 << 30))
+recorded_lock = threading.Lock()
+
+
+def recorder(conn):
+    """What the proxy sent upstream, byte for byte: everything this connection receives until the
+    head's end and half a second more (or its end) is written to DIR/recorded/N as it comes,
+    then sent back as the body of a 200."""
+    with recorded_lock:
+        os.makedirs(RECORDED, exist_ok=True)
+        n = next(recorded_count)
+    got = b""
+    with conn, open(os.path.join(RECORDED, str(n)), "wb") as keep:
+        conn.settimeout(10)
+        try:
+            while True:
+                if b"\r\n\r\n" in got:
+                    conn.settimeout(0.5)
+                chunk = conn.recv(1 << 16)
+                if not chunk:
+                    break
+                got += chunk
+                keep.write(chunk)
+                keep.flush()
+        except OSError:
+            pass
+        try:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(got) + got)
+        except OSError:
+            pass
+
+
 def udp_echo():
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("192.0.2.1", 53))
@@ -163,6 +197,7 @@ tcp_server("192.0.2.1", 3128, bypassed)
 tcp_server("198.51.100.7", 3128, bypassed)
 tcp_server("192.0.2.1", 9000, sink)
 tcp_server("192.0.2.1", 9001, source)
+tcp_server("192.0.2.3", 80, recorder)
 threading.Thread(target=udp_echo, daemon=True).start()
 
 sys.stdout.flush()

@@ -8,6 +8,7 @@
 //! |---|---|
 //! | [`door`] | the program's network namespace, whose only way out is the proxy's sockets |
 //! | [`policy`] | which host, port and address a connection may reach, and how many a minute |
+//! | [`request`] | what a program's request says, read strictly, and where its one body ends |
 //! | [`server`] | the threads that accept, ask the policy, connect out and relay |
 //!
 //! The program learns of the proxy from `HTTP_PROXY`, `HTTPS_PROXY` and `ALL_PROXY` (and their
@@ -19,6 +20,7 @@
 
 pub mod door;
 pub mod policy;
+pub mod request;
 pub mod server;
 
 use std::net::IpAddr;

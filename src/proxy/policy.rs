@@ -1,23 +1,25 @@
 //! The call's proxy's decisions: which host and port a request may reach, which resolved
 //! addresses it may use, and how many new connections a minute it may open.
 //!
-//! Pure functions over the sandbox's `[internet]` flags and what the program sent, so every
-//! rule is unit-tested (and the parsing fuzzed) on its own; [`super::server`] only carries out
-//! what these decide.
+//! Pure functions over the sandbox's `[internet]` flags and the target a request named (read by
+//! [`super::request`]), so every rule is unit-tested (and fuzzed) on its own; [`super::server`]
+//! only carries out what these decide.
 //!
 //! The rules:
 //! - a host is allowed if a pattern lists it exactly, or `*.suffix` and it is a subdomain of the
 //!   suffix (`evilexample.com` does not match `*.example.com`, nor does `example.com` itself),
 //!   or the pattern is `*`; ports 80 and 443 only, unless a `tcp` endpoint names the exact host
 //!   and port;
-//! - an IP literal is refused unless that address is listed;
+//! - an IP literal is refused unless that address is listed; a host is a literal if it is a
+//!   bracketed IPv6 address or anything glibc's `inet_aton` reads as IPv4 (`2130706433`,
+//!   `0x7f.1`, `127.1`), since the system resolver would read it so too;
 //! - a name that resolves to an internal address (loopback, private, link-local, unique-local,
 //!   shared, unspecified, multicast, the metadata address, or an IPv4-mapped form of these) is
 //!   refused unless that address is listed itself: no DNS-rebinding path to the harness;
 //! - at most `per_minute` new connections in any sliding minute.
 
 use std::collections::VecDeque;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::{Duration, Instant};
 
 use crate::flags::InternetFlags;
@@ -75,10 +77,60 @@ pub fn pattern_matches(pattern: &HostPattern, host: &str) -> bool {
     }
 }
 
-/// An IP address written as a host: `1.2.3.4`, `::1` or `[::1]`.
+/// An IP address written as a host: `[::1]` or `::1`, or an IPv4 address in any form the
+/// system resolver reads as one (see [`parse_inet_aton`]; one trailing dot allowed, as names
+/// compare). A host this returns an address for is an address, never a name: the IP-literal
+/// rule and the internal-address check apply to it, and it is never given to `getaddrinfo`.
 pub fn parse_ip_literal(host: &str) -> Option<IpAddr> {
-    let inner = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
-    inner.parse().ok()
+    if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        return inner.parse::<Ipv6Addr>().ok().map(IpAddr::V6);
+    }
+    if let Ok(v6) = host.parse::<Ipv6Addr>() {
+        return Some(IpAddr::V6(v6));
+    }
+    parse_inet_aton(host.strip_suffix('.').unwrap_or(host)).map(IpAddr::V4)
+}
+
+/// An IPv4 address in glibc's `inet_aton` grammar, which `getaddrinfo` applies to a "name"
+/// before any lookup: 1 to 4 parts separated by dots, each decimal, `0x` hex or `0` octal;
+/// every part but the last is one byte, and the last fills the bytes left. So `127.1`,
+/// `0x7f.1`, `0177.0.0.1` and `2130706433` are all 127.0.0.1. Written out here (not a call
+/// to libc) so it is pure and the same on every system; a unit test compares it with glibc's.
+pub fn parse_inet_aton(text: &str) -> Option<Ipv4Addr> {
+    let mut parts = Vec::with_capacity(4);
+    for part in text.split('.') {
+        if parts.len() == 4 {
+            return None;
+        }
+        parts.push(parse_inet_aton_part(part)?);
+    }
+    let (last, leading) = parts.split_last()?;
+    if leading.iter().any(|p| *p > 0xff) {
+        return None;
+    }
+    // The last part fills the 4 - leading.len() bytes left: 32, 24, 16 or 8 bits.
+    let last_bits = 8 * (4 - leading.len() as u32);
+    if u64::from(*last) >= 1u64 << last_bits {
+        return None;
+    }
+    let high = leading.iter().enumerate().fold(0u32, |a, (i, p)| a | p << (24 - 8 * i as u32));
+    Some(Ipv4Addr::from(high | last))
+}
+
+/// One part of an `inet_aton` address, as `strtoul(part, _, 0)` reads all of it: `0x` or `0X`
+/// and hex digits, `0` and octal digits, or decimal digits; at most 32 bits.
+fn parse_inet_aton_part(part: &str) -> Option<u32> {
+    let (digits, radix) = if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
+        (hex, 16)
+    } else if part.len() > 1 && part.starts_with('0') {
+        (&part[1..], 8)
+    } else {
+        (part, 10)
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    digits.chars().try_fold(0u32, |n, c| n.checked_mul(radix)?.checked_add(c.to_digit(radix)?))
 }
 
 /// Whether an address belongs to this machine, its networks or the cloud's metadata service.
@@ -183,115 +235,6 @@ impl RateLimit {
     }
 }
 
-/// What a client asked the proxy for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProxyRequest {
-    /// `CONNECT host:port HTTP/1.1`: a tunnel.
-    Connect { host: String, port: u16 },
-    /// `GET http://host[:port]/path HTTP/1.1`: plain HTTP with an absolute URI; `origin_form` is
-    /// the request line to send upstream (`GET /path HTTP/1.1`).
-    Forward { host: String, port: u16, origin_form: String },
-}
-
-/// Parses a request line. Anything else (origin-form requests, `https://` absolute URIs, other
-/// schemes, bad ports) is an error: the proxy answers 400 and closes.
-pub fn parse_request_line(line: &str) -> Result<ProxyRequest, String> {
-    let mut parts = line.split(' ');
-    let (Some(method), Some(target), Some(version), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err("a request line is METHOD TARGET VERSION".into());
-    };
-    if version != "HTTP/1.1" && version != "HTTP/1.0" {
-        return Err(format!("unsupported version `{}`", version.escape_debug()));
-    }
-    if method == "CONNECT" {
-        let (host, port) = split_host_port(target).ok_or("CONNECT takes host:port")?;
-        return Ok(ProxyRequest::Connect { host, port });
-    }
-    if !method.bytes().all(|b| b.is_ascii_uppercase()) || method.is_empty() {
-        return Err("invalid method".into());
-    }
-    let rest = target
-        .strip_prefix("http://")
-        .ok_or("only http:// absolute URIs are forwarded; use CONNECT for https")?;
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    if authority.contains('@') {
-        return Err("credentials in the URI are not forwarded".into());
-    }
-    let (host, port) = if authority.ends_with(']') || !authority.contains(':') {
-        (authority.to_owned(), 80)
-    } else {
-        split_host_port(authority).ok_or("invalid port")?
-    };
-    if !valid_host(&host) {
-        return Err("not a host name or address".into());
-    }
-    if path.bytes().any(|b| b.is_ascii_control()) {
-        return Err("control characters in the path".into());
-    }
-    Ok(ProxyRequest::Forward { host, port, origin_form: format!("{method} {path} {version}") })
-}
-
-fn split_host_port(s: &str) -> Option<(String, u16)> {
-    let (host, port) = s.rsplit_once(':')?;
-    let port: u16 = port.parse().ok().filter(|p| *p != 0)?;
-    valid_host(host).then(|| (host.to_owned(), port))
-}
-
-/// A host as the proxy accepts it: a name of letters, digits, `-` and `.` (at most 253), or an
-/// IP address (IPv6 in brackets). Anything else is refused before any decision.
-fn valid_host(host: &str) -> bool {
-    if host.starts_with('[') {
-        return host.ends_with(']') && matches!(parse_ip_literal(host), Some(IpAddr::V6(_)));
-    }
-    !host.is_empty()
-        && host.len() <= 253
-        && host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
-}
-
-/// Headers the proxy does not forward: its own, and those about the client's connection (the
-/// upstream connection is always `Connection: close`).
-const HOP_HEADERS: &[&str] = &["proxy-connection", "proxy-authorization", "connection", "keep-alive"];
-
-/// Parses a request head (the request line and headers, without the blank line). Returns the
-/// request and, for a plain-HTTP one, the head to send upstream: the origin-form request line,
-/// the client's headers but [`HOP_HEADERS`], and `Connection: close`. A head with a control
-/// character other than a tab inside a line (a lone CR or LF among them) is refused, so nothing
-/// can be smuggled upstream as an extra header or request.
-pub fn parse_request_head(head: &str) -> Result<(ProxyRequest, String), String> {
-    let mut lines = head.split("\r\n");
-    let request = parse_request_line(lines.next().unwrap_or_default())?;
-    let mut upstream = String::new();
-    if let ProxyRequest::Forward { origin_form, .. } = &request {
-        upstream.push_str(origin_form);
-        upstream.push_str("\r\n");
-    }
-    for line in lines {
-        if line.bytes().any(|b| b.is_ascii_control() && b != b'\t') {
-            return Err("control characters in a header".into());
-        }
-        let Some((name, _)) = line.split_once(':') else {
-            return Err("a header line without a colon".into());
-        };
-        let name = name.trim().to_ascii_lowercase();
-        if name.is_empty() || name.bytes().any(|b| b.is_ascii_whitespace()) {
-            return Err("an invalid header name".into());
-        }
-        if matches!(request, ProxyRequest::Forward { .. }) && !HOP_HEADERS.contains(&name.as_str()) {
-            upstream.push_str(line);
-            upstream.push_str("\r\n");
-        }
-    }
-    if matches!(request, ProxyRequest::Forward { .. }) {
-        upstream.push_str("Connection: close\r\n\r\n");
-    }
-    Ok((request, upstream))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,68 +324,107 @@ mod tests {
     }
 
     #[test]
-    fn request_heads_forward_only_clean_headers() {
-        let (request, upstream) = parse_request_head(
-            "GET http://a.org/x HTTP/1.1\r\nHost: a.org\r\nProxy-Authorization: secret\r\nConnection: keep-alive\r\nAccept: */*",
-        )
-        .unwrap();
-        assert!(matches!(request, ProxyRequest::Forward { port: 80, .. }));
-        assert_eq!(upstream, "GET /x HTTP/1.1\r\nHost: a.org\r\nAccept: */*\r\nConnection: close\r\n\r\n");
-        let (request, upstream) =
-            parse_request_head("CONNECT a.org:443 HTTP/1.1\r\nHost: a.org:443").unwrap();
-        assert_eq!(request, ProxyRequest::Connect { host: "a.org".into(), port: 443 });
-        assert_eq!(upstream, "");
-        for bad in [
-            "GET http://a.org/ HTTP/1.1\r\nHost: a\nX-Smuggled: 1",
-            "GET http://a.org/ HTTP/1.1\r\nHost: a\rb",
-            "GET http://a.org/ HTTP/1.1\r\nno colon",
-            "GET http://a.org/ HTTP/1.1\r\nBad Name: x",
+    fn numeric_hosts_are_addresses_not_names() {
+        for (host, ip) in [
+            ("3221225985", "192.0.2.1"),
+            ("2130706433", "127.0.0.1"),
+            ("0x7f.1", "127.0.0.1"),
+            ("127.1", "127.0.0.1"),
+            ("0177.0.0.1", "127.0.0.1"),
+            ("0x7F000001", "127.0.0.1"),
+            ("127.0.1", "127.0.0.1"),
+            ("0", "0.0.0.0"),
+            ("10.0x10203", "10.1.2.3"),
+            ("1.2.3.4", "1.2.3.4"),
+            ("1.2.3.4.", "1.2.3.4"),
+            ("0x000000000000000000000001", "0.0.0.1"),
+            ("[::1]", "::1"),
         ] {
-            assert!(parse_request_head(bad).is_err(), "{bad:?}");
+            assert_eq!(parse_ip_literal(host), Some(ip.parse().unwrap()), "{host}");
         }
+        for name in [
+            "example.org",
+            "1.2.3.4.5",
+            "256.1.1.1",
+            "1.2.3.256",
+            "1.16777216",
+            "4294967296",
+            "08",
+            "0x",
+            "0x.1",
+            "1..2",
+            ".1",
+            "1.2.3.4..",
+            "1e3",
+            "0xg",
+            "09.1",
+            "",
+            "a1",
+        ] {
+            assert_eq!(parse_ip_literal(name), None, "{name}");
+        }
+        let any = net(&["*"], &[]);
+        for host in ["3221225985", "0x7f.1", "127.1", "0177.0.0.1", "2130706433", "0x5db8d822"] {
+            assert_eq!(check_target(&any, host, 80), Err(Refused::AddressNotListed), "{host}");
+        }
+        let listed = net(&["192.0.2.1"], &[]);
+        assert_eq!(check_target(&listed, "3221225985", 80), Ok(()), "the same address, listed");
+        assert_eq!(check_target(&listed, "192.0.2.2", 80), Err(Refused::AddressNotListed));
     }
 
+    /// The grammar above, compared with glibc's own `inet_aton` on every short string of the
+    /// characters that matter, and on longer tricky ones.
+    #[cfg(target_env = "gnu")]
     #[test]
-    fn request_lines() {
-        assert_eq!(
-            parse_request_line("CONNECT example.org:443 HTTP/1.1"),
-            Ok(ProxyRequest::Connect { host: "example.org".into(), port: 443 })
+    fn inet_aton_agrees_with_glibc() {
+        // The libc crate does not declare it; glibc exports it (arpa/inet.h).
+        unsafe extern "C" {
+            fn inet_aton(cp: *const libc::c_char, inp: *mut libc::in_addr) -> libc::c_int;
+        }
+        fn glibc(text: &str) -> Option<Ipv4Addr> {
+            let c = std::ffi::CString::new(text).ok()?;
+            let mut out = libc::in_addr { s_addr: 0 };
+            // SAFETY: `c` is a NUL-terminated string and `out` a valid in_addr, both alive for
+            // the call; inet_aton only reads the one and writes the other.
+            let ok = unsafe { inet_aton(c.as_ptr(), &mut out) };
+            (ok != 0).then(|| Ipv4Addr::from(u32::from_be(out.s_addr)))
+        }
+        let alphabet = ['0', '1', '7', '8', '9', 'x', 'X', 'f', 'g', '.'];
+        let mut inputs: Vec<String> = Vec::new();
+        let mut current = vec![String::new()];
+        for _ in 0..5 {
+            let mut next = Vec::new();
+            for s in &current {
+                for c in alphabet {
+                    next.push(format!("{s}{c}"));
+                }
+            }
+            inputs.extend(next.iter().cloned());
+            current = next;
+        }
+        inputs.extend(
+            [
+                "4294967295",
+                "4294967296",
+                "0xffffffff",
+                "0x100000000",
+                "037777777777",
+                "040000000000",
+                "1.16777215",
+                "1.16777216",
+                "1.1.65535",
+                "1.1.65536",
+                "1.1.1.255",
+                "1.1.1.256",
+                "0x7f.0x0.0x0.0x1",
+                "00000000000000000000000000177.1",
+                "1.2.3.4.5",
+                "255.255.255.255",
+            ]
+            .map(String::from),
         );
-        assert_eq!(
-            parse_request_line("GET http://example.org:8080/a?b HTTP/1.1"),
-            Ok(ProxyRequest::Forward {
-                host: "example.org".into(),
-                port: 8080,
-                origin_form: "GET /a?b HTTP/1.1".into()
-            })
-        );
-        assert_eq!(
-            parse_request_line("GET http://[::1] HTTP/1.0"),
-            Ok(ProxyRequest::Forward {
-                host: "[::1]".into(),
-                port: 80,
-                origin_form: "GET / HTTP/1.0".into()
-            })
-        );
-        for bad in [
-            "GET /relative HTTP/1.1",
-            "GET https://x/ HTTP/1.1",
-            "CONNECT x HTTP/1.1",
-            "CONNECT x:0 HTTP/1.1",
-            "CONNECT ::1:443 HTTP/1.1",
-            "GET http://u:p@x/ HTTP/1.1",
-            "get http://x/ HTTP/1.1",
-            "GET http://x/ SPDY/3",
-            "GET  http://x/ HTTP/1.1",
-            "GET http://x/ HTTP/1.1\nHost: y",
-            "GET http://x/\n HTTP/1.1",
-            "CONNECT a\nb:443 HTTP/1.1",
-            "CONNECT a_b:443 HTTP/1.1",
-            "GET http://[x]/ HTTP/1.1",
-            "GET http://x/ HTTP/1.2",
-            "",
-        ] {
-            assert!(parse_request_line(bad).is_err(), "{bad:?} accepted");
+        for text in &inputs {
+            assert_eq!(parse_inet_aton(text), glibc(text), "{text:?}");
         }
     }
 }

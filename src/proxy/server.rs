@@ -8,11 +8,14 @@
 //! as long as the call.
 //!
 //! What it guarantees: no byte reaches the network before [`policy::check_target`],
-//! [`policy::RateLimit::take`] and [`policy::usable_addresses`] said yes for that connection; a
-//! plain-HTTP request goes to the host of its own absolute URI, upstream is told
-//! `Connection: close` so a kept-alive client connection cannot be turned to another host, and
-//! the proxy's own headers (`Proxy-Authorization`, `Proxy-Connection`) are not forwarded.
-//! Every refusal is recorded in the [`Log`] for the report.
+//! [`policy::RateLimit::take`] and [`policy::usable_addresses`] said yes for that connection. A
+//! plain-HTTP connection carries one request: the head [`request::parse_request_head`] wrote
+//! (its `Host` the checked target's, upstream told `Connection: close`, the proxy's own headers
+//! dropped), then exactly the body its framing delimits; the client is not read past that body,
+//! so a pipelined or smuggled second request never reaches any upstream, and the connection
+//! closes after the answer. A CONNECT tunnel is opaque: what the client sent after its head goes
+//! into that tunnel only. Every refusal, a malformed request's (400) included, is recorded in the
+//! [`Log`] for the report.
 //!
 //! What it trusts: the system resolver (`getaddrinfo`) for names not pinned with `--resolve`;
 //! its answers are checked, not trusted (an internal address is refused unless listed).
@@ -25,7 +28,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::door::Listener;
-use super::policy::{self, ProxyRequest, RateLimit, Refused};
+use super::policy::{self, RateLimit, Refused};
+use super::request::{self, Body, Malformed, ProxyRequest};
 use super::{Log, ResolveOverride};
 use crate::flags::InternetFlags;
 
@@ -40,6 +44,12 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_OPEN: usize = 256;
 /// Relay buffer size.
 const RELAY_BUFFER: usize = 64 * 1024;
+/// How long a read of a request's body waits before checking whether the upstream has answered
+/// and closed already (then the body is not waited for).
+const BODY_POLL: Duration = Duration::from_millis(250);
+/// How long, and how many bytes, the proxy reads and drops after answering (see [`linger`]).
+const LINGER: Duration = Duration::from_secs(2);
+const LINGER_BYTES: usize = 1024 * 1024;
 
 struct Shared {
     net: InternetFlags,
@@ -155,31 +165,139 @@ fn resolve(shared: &Shared, host: &str, port: u16) -> Result<Vec<IpAddr>, String
 fn handle_proxy_client(mut client: TcpStream, shared: &Shared) {
     let _ = client.set_read_timeout(Some(HEAD_TIMEOUT));
     let (head, rest) = match read_head(&mut client) {
-        Ok(h) => h,
-        Err(why) => return answer(&mut client, 400, &why),
-    };
-    let (request, upstream_head) = match policy::parse_request_head(&head) {
-        Ok(r) => r,
-        Err(why) => return answer(&mut client, 400, &why),
-    };
-    let (host, port) = match &request {
-        ProxyRequest::Connect { host, port } | ProxyRequest::Forward { host, port, .. } => {
-            (host.clone(), *port)
+        Ok(Some(h)) => h,
+        // Closed before sending a byte: nothing was asked, nothing to refuse.
+        Ok(None) => return,
+        Err(why) => {
+            let bad = Malformed { target: None, why };
+            return refuse_malformed(&mut client, shared, &bad);
         }
     };
-    let mut upstream = match open_upstream(shared, &host, port) {
+    let head = match request::parse_request_head(&head) {
+        Ok(h) => h,
+        Err(bad) => return refuse_malformed(&mut client, shared, &bad),
+    };
+    let (host, port) = head.request.target();
+    let mut upstream = match open_upstream(shared, host, port) {
         Ok(s) => s,
         Err((status, why)) => return answer(&mut client, status, &why),
     };
-    let _ = client.set_read_timeout(None);
-    let sent = match &request {
-        ProxyRequest::Connect { .. } => client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n"),
-        ProxyRequest::Forward { .. } => upstream.write_all(upstream_head.as_bytes()),
-    };
-    if sent.is_err() || upstream.write_all(&rest).is_err() {
-        return;
+    match &head.request {
+        ProxyRequest::Connect { .. } => {
+            // The tunnel is opaque from here: bytes the client sent after the CONNECT head (a
+            // TLS hello, sent early) are the tunnel's first bytes, and go only to its host.
+            let _ = client.set_read_timeout(None);
+            let established = client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n");
+            if established.is_ok() && upstream.write_all(&rest).is_ok() {
+                relay(client, upstream);
+            }
+        }
+        ProxyRequest::Forward { .. } => {
+            if upstream.write_all(head.upstream.as_bytes()).is_ok() {
+                forward_one(client, upstream, &rest, head.body, shared, (host, port));
+            }
+        }
     }
-    relay(client, upstream);
+}
+
+/// Answers a request the proxy will not pass on with 400 and records it in the report.
+fn refuse_malformed(client: &mut TcpStream, shared: &Shared, bad: &Malformed) {
+    let (host, port) = bad.target.as_ref().map_or(("", 0), |(h, p)| (h.as_str(), *p));
+    super::lock(&shared.log).refuse(host, port, &bad.to_string());
+    answer(client, 400, &bad.to_string());
+}
+
+/// How sending a request's body upstream ended, when it did not end with the body.
+enum BodyEnd {
+    /// The client closed (or failed) before the body's end.
+    ClientGone,
+    /// The upstream stopped taking it, or answered and closed already.
+    UpstreamGone,
+    Malformed(String),
+}
+
+/// One plain-HTTP exchange after its head went upstream: sends exactly the request's body
+/// (what `body` delimits, starting with `rest`, the bytes read after the head), relays the
+/// upstream's answer meanwhile, and closes. The client is not read past the body's end, so
+/// nothing it sends after it (a pipelined or smuggled request) reaches the upstream; a body
+/// that breaks its framing midway is cut off there, refused and recorded.
+fn forward_one(
+    mut client: TcpStream,
+    mut upstream: TcpStream,
+    rest: &[u8],
+    mut body: Body,
+    shared: &Shared,
+    (host, port): (&str, u16),
+) {
+    let (Ok(client_back), Ok(upstream_back)) = (client.try_clone(), upstream.try_clone()) else {
+        return;
+    };
+    // The answer is relayed while the body goes up: a server may answer (100 Continue, or an
+    // error) before the body has all come.
+    let Ok(back) = std::thread::Builder::new().spawn(move || copy(upstream_back, client_back)) else {
+        return;
+    };
+    let ended = send_body(&mut client, &mut upstream, rest, &mut body, &back);
+    let mut malformed = None;
+    match ended {
+        Ok(()) | Err(BodyEnd::UpstreamGone) => {}
+        Err(BodyEnd::ClientGone) => {
+            let _ = upstream.shutdown(Shutdown::Both);
+        }
+        Err(BodyEnd::Malformed(why)) => {
+            let bad = Malformed { target: Some((host.to_owned(), port)), why };
+            super::lock(&shared.log).refuse(host, port, &bad.to_string());
+            let _ = upstream.shutdown(Shutdown::Both);
+            malformed = Some(bad);
+        }
+    }
+    let relayed = back.join().unwrap_or(0);
+    match malformed {
+        // Nothing of an answer went back yet: the client can still be told why.
+        Some(bad) if relayed == 0 => answer(&mut client, 400, &bad.to_string()),
+        _ => {
+            let _ = client.shutdown(Shutdown::Write);
+            linger(&mut client);
+        }
+    }
+}
+
+/// Sends `body`'s bytes upstream, from `rest` and then from the client, through the body's end
+/// and no further. Reads the client in short waits so that an upstream that has answered and
+/// closed (`back` finished) ends it too.
+fn send_body(
+    client: &mut TcpStream,
+    upstream: &mut TcpStream,
+    rest: &[u8],
+    body: &mut Body,
+    back: &std::thread::JoinHandle<u64>,
+) -> Result<(), BodyEnd> {
+    let _ = client.set_read_timeout(Some(BODY_POLL));
+    let mut buffer = vec![0u8; RELAY_BUFFER];
+    let mut pending = rest;
+    loop {
+        let used = body.take(pending).map_err(BodyEnd::Malformed)?;
+        upstream.write_all(&pending[..used]).map_err(|_| BodyEnd::UpstreamGone)?;
+        if body.is_done() {
+            return Ok(());
+        }
+        let n = loop {
+            match client.read(&mut buffer) {
+                Ok(0) => return Err(BodyEnd::ClientGone),
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e)
+                    if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
+                {
+                    if back.is_finished() {
+                        return Err(BodyEnd::UpstreamGone);
+                    }
+                }
+                Err(_) => return Err(BodyEnd::ClientGone),
+            }
+        };
+        pending = &buffer[..n];
+    }
 }
 
 /// A client of a `tcp` endpoint's forwarder: no protocol, the policy, then the bytes.
@@ -190,8 +308,8 @@ fn handle_forward(client: TcpStream, host: &str, port: u16, shared: &Shared) {
 }
 
 /// Reads up to the blank line that ends the request head; returns the head (without it) and
-/// whatever bytes came after it.
-fn read_head(client: &mut TcpStream) -> Result<(String, Vec<u8>), String> {
+/// whatever bytes came after it, or nothing if the client closed without sending a byte.
+fn read_head(client: &mut TcpStream) -> Result<Option<(String, Vec<u8>)>, String> {
     let mut buffer = Vec::with_capacity(4096);
     let mut chunk = [0u8; 4096];
     loop {
@@ -199,13 +317,14 @@ fn read_head(client: &mut TcpStream) -> Result<(String, Vec<u8>), String> {
             let rest = buffer.split_off(end + 4);
             buffer.truncate(end);
             let head = String::from_utf8(buffer).map_err(|_| "the request head is not UTF-8".to_owned())?;
-            return Ok((head, rest));
+            return Ok(Some((head, rest)));
         }
         if buffer.len() > MAX_HEAD {
             return Err(format!("the request head is longer than {MAX_HEAD} bytes"));
         }
         match client.read(&mut chunk) {
-            Ok(0) => return Err("the connection closed before the request ended".into()),
+            Ok(0) if buffer.is_empty() => return Ok(None),
+            Ok(0) => return Err("the connection closed before the request head ended".into()),
             Ok(n) => buffer.extend_from_slice(&chunk[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(format!("reading the request: {e}")),
@@ -229,9 +348,29 @@ fn answer(client: &mut TcpStream, status: u16, why: &str) {
     );
     let _ = client.write_all(response.as_bytes());
     let _ = client.shutdown(Shutdown::Write);
+    linger(client);
 }
 
-/// Copies both ways until each side has closed its sending half.
+/// After the answer, reads and drops what the client still sends, for a little while, until it
+/// closes: closing a socket with unread bytes would reset the connection, and a reset can
+/// discard the answer before the client has read it. Nothing read here goes anywhere.
+fn linger(client: &mut TcpStream) {
+    let _ = client.set_read_timeout(Some(LINGER));
+    let started = Instant::now();
+    let mut buffer = [0u8; 4096];
+    let mut dropped = 0usize;
+    while started.elapsed() < LINGER && dropped < LINGER_BYTES {
+        match client.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => dropped += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+}
+
+/// Copies both ways until each side has closed its sending half (a CONNECT tunnel, a `tcp`
+/// endpoint).
 fn relay(client: TcpStream, upstream: TcpStream) {
     let (Ok(client_back), Ok(upstream_back)) = (client.try_clone(), upstream.try_clone()) else {
         return;
@@ -243,8 +382,18 @@ fn relay(client: TcpStream, upstream: TcpStream) {
     }
 }
 
-fn pump(mut from: TcpStream, mut to: TcpStream) {
+fn pump(from: TcpStream, to: TcpStream) {
+    let to_after = to.try_clone();
+    copy(from, to);
+    if let Ok(to) = to_after {
+        let _ = to.shutdown(Shutdown::Write);
+    }
+}
+
+/// Copies until `from` closes or either side fails; returns how many bytes went across.
+fn copy(mut from: TcpStream, mut to: TcpStream) -> u64 {
     let mut buffer = vec![0u8; RELAY_BUFFER];
+    let mut copied = 0u64;
     loop {
         match from.read(&mut buffer) {
             Ok(0) => break,
@@ -252,10 +401,11 @@ fn pump(mut from: TcpStream, mut to: TcpStream) {
                 if to.write_all(&buffer[..n]).is_err() {
                     break;
                 }
+                copied += n as u64;
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => break,
         }
     }
-    let _ = to.shutdown(Shutdown::Write);
+    copied
 }
