@@ -146,9 +146,18 @@ fn keeper_main(
         // The helper died before the death signal was set: nothing will tell us later.
         die(rustix::io::Errno::SRCH);
     }
+    // In the call's own world the program's first process starts in new namespaces, as pid 1
+    // of its own pid namespace (see `sandbox::world`); otherwise it is a plain fork.
     // SAFETY: the keeper is single-threaded (a fork of the single-threaded helper); the child
-    // ends in `program_main`, which never returns.
-    let program = match unsafe { sys::fork() } {
+    // ends in `program_main` or `world_init`, which never return.
+    let forked = match sandbox.clone_flags() {
+        Some(flags) => unsafe { sys::clone_into_namespaces(flags) },
+        None => unsafe { sys::fork() },
+    };
+    let program = match forked {
+        Ok(Forked::Child) if sandbox.clone_flags().is_some() => {
+            world_init(sandbox, image, stdio, failure, status)
+        }
         Ok(Forked::Child) => {
             drop(status);
             program_main(sandbox, image, stdio, failure)
@@ -177,28 +186,94 @@ fn keeper_main(
     }
 }
 
-fn program_main(sandbox: &mut Sandbox, image: &ProgramImage, stdio: Stdio, failure: OwnedFd) -> ! {
-    let fail = |stage: u8, detail: &[u8]| -> ! {
-        let mut message = vec![stage];
-        message.extend_from_slice(detail);
-        let _ = rustix::io::write(&failure, &message);
-        sys::exit_now(if stage == b'X' { 126 } else { 125 })
-    };
+/// Reports a failure to start on the failure pipe and exits: `S` (setting up) or `X` (`execve`,
+/// with the errno).
+fn fail_start(failure: &OwnedFd, stage: u8, detail: &[u8]) -> ! {
+    let mut message = [0u8; 256];
+    message[0] = stage;
+    let n = detail.len().min(message.len() - 1);
+    message[1..=n].copy_from_slice(&detail[..n]);
+    let _ = rustix::io::write(failure, &message[..=n]);
+    sys::exit_now(if stage == b'X' { 126 } else { 125 })
+}
+
+/// Gives the process the program's standard streams as 0, 1 and 2, and marks every other
+/// descriptor close-on-exec.
+fn set_up_streams(stdio: &Stdio, failure: &OwnedFd) {
     sys::reset_signals();
     for (fd, target) in [(&stdio.stdin, 0), (&stdio.stdout, 1), (&stdio.stderr, 2)] {
         if sys::dup_to(fd.as_fd(), target).is_err() {
-            fail(b'S', b"cannot set up the standard streams");
+            fail_start(failure, b'S', b"cannot set up the standard streams");
         }
     }
     if sys::cloexec_from(3).is_err() {
-        fail(b'S', b"cannot mark descriptors close-on-exec");
+        fail_start(failure, b'S', b"cannot mark descriptors close-on-exec");
     }
-    if let Err(why) = sandbox.enter() {
-        fail(b'S', why.as_bytes());
+}
+
+fn program_main(sandbox: &mut Sandbox, image: &ProgramImage, stdio: Stdio, failure: OwnedFd) -> ! {
+    set_up_streams(&stdio, &failure);
+    if let Err(why) = sandbox.enter_world() {
+        fail_start(&failure, b'S', why.as_bytes());
+    }
+    exec_confined(sandbox, image, &failure)
+}
+
+/// Confines the process (capabilities, Landlock, seccomp) and executes the program.
+fn exec_confined(sandbox: &mut Sandbox, image: &ProgramImage, failure: &OwnedFd) -> ! {
+    if let Err(why) = sandbox.confine() {
+        fail_start(failure, b'S', why.as_bytes());
     }
     let err = sys::execve(&image.path, &image.argv, &image.envp);
     let errno = err.raw_os_error().unwrap_or(0);
-    fail(b'X', &errno.to_ne_bytes())
+    fail_start(failure, b'X', &errno.to_ne_bytes())
+}
+
+/// Pid 1 of the call's own world: makes the world, starts the program (pid 2), and then only
+/// reaps, as an init does, until the program ends; it writes the program's wait status to the
+/// keeper's status pipe and exits, and the kernel kills whatever is left in the pid namespace.
+///
+/// Why not run the program as pid 1: an init ignores every signal it has no handler for, even
+/// the helper's SIGTERM from outside, so a graceful stop would not reach it; and orphans would
+/// be reparented to a program that may never reap them. This process is lnk's own code, never
+/// confined by Landlock (so the program, which is, cannot signal or trace it) and holding no
+/// descriptor the program needs.
+fn world_init(
+    sandbox: &mut Sandbox,
+    image: &ProgramImage,
+    stdio: Stdio,
+    failure: OwnedFd,
+    status: OwnedFd,
+) -> ! {
+    set_up_streams(&stdio, &failure);
+    if let Err(why) = sandbox.enter_world() {
+        fail_start(&failure, b'S', why.as_bytes());
+    }
+    // SAFETY: this process is single-threaded (a clone of the single-threaded keeper); the child
+    // ends in `exec_confined`, which never returns.
+    let program = match unsafe { sys::fork() } {
+        Ok(Forked::Child) => {
+            drop(status);
+            exec_confined(sandbox, image, &failure)
+        }
+        Ok(Forked::Parent(pid)) => pid,
+        Err(_) => fail_start(&failure, b'S', b"cannot start the program in its pid namespace (fork)"),
+    };
+    // The program's streams and failure pipe are the program's alone from here, so they close
+    // when it (and what it started) is done with them.
+    drop(stdio);
+    drop(failure);
+    sys::close_all_from_except(0, status.as_fd());
+    loop {
+        match rustix::process::wait(WaitOptions::empty()) {
+            Ok(Some((pid, wait_status))) if pid == program => {
+                let _ = rustix::io::write(&status, &encode_exit(wait_status));
+                sys::exit_now(0);
+            }
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(_) => sys::exit_now(125),
+        }
+    }
 }
 
 /// The keeper's report of the program's end: a tag (0 exited, 1 killed by a signal) and the

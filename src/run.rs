@@ -64,6 +64,7 @@ pub fn run(req: &RunRequest) -> Report {
         program: &req.program,
         private_tmp: tmp.path(),
         protected: &req.protected,
+        home: &req.home,
     };
     let mut sandbox = match Sandbox::prepare(&sandbox_req, &kernel) {
         Ok(s) => s,
@@ -82,7 +83,7 @@ pub fn run(req: &RunRequest) -> Report {
         let flags = crate::json::array(req.flags.to_args().iter().map(|a| crate::json::string(a)));
         extra_env.push(format!("{}={flags}", crate::cli::FILE_FLAGS_VAR));
     }
-    let env = environment(&req.home, tmp.path(), &extra_env);
+    let env = environment(&sandbox.enforcement.home, &sandbox.enforcement.tmp_dir, &extra_env);
     let mut argv = vec![req.program.clone()];
     argv.extend(req.args.iter().cloned());
     let image = match ProgramImage::new(&sandbox.program_path, &argv, &env) {

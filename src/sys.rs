@@ -254,6 +254,11 @@ pub fn own_process_group() -> i32 {
 /// Closes every descriptor from 3 up except `keep`, so a forked keeper holds nothing of its
 /// parent's (a record lock held by the keeper would make a dead supervisor look alive).
 pub fn close_all_except(keep: std::os::fd::BorrowedFd<'_>) {
+    close_all_from_except(3, keep)
+}
+
+/// Closes every descriptor numbered `first` or above except `keep`.
+pub fn close_all_from_except(first: libc::c_uint, keep: std::os::fd::BorrowedFd<'_>) {
     use std::os::fd::AsRawFd as _;
     let keep = keep.as_raw_fd() as libc::c_uint;
     let close = |first: libc::c_uint, last: libc::c_uint| {
@@ -263,7 +268,7 @@ pub fn close_all_except(keep: std::os::fd::BorrowedFd<'_>) {
             unsafe { libc::syscall(libc::SYS_close_range, first, last, 0 as libc::c_uint) };
         }
     };
-    close(3, keep.saturating_sub(1));
+    close(first, keep.saturating_sub(1));
     close(keep + 1, libc::c_uint::MAX);
 }
 
@@ -337,48 +342,85 @@ pub fn make_tree_read_only(root: &std::os::fd::OwnedFd) -> Result<(), io::Error>
     if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
-/// Whether this process can make a mount namespace of its own and change its mounts (in a user
-/// namespace mapping the caller to itself when `maps` is given), found by trying in a short-lived
-/// child so the caller's own namespaces never change. The error is the failing step's errno.
-pub fn probe_private_mounts(maps: Option<(&[u8], &[u8])>) -> Result<(), io::Error> {
-    // SAFETY: the child makes only system calls (unshare, open, write, mount, _exit) on memory
-    // prepared before the fork, so forking a possibly multi-threaded process is sound; the
-    // parent reaps it below.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if pid == 0 {
-        // The exit code is the errno of the step that failed.
-        let step = |r: Result<(), io::Error>| {
-            if let Err(e) = r {
-                exit_now(e.raw_os_error().unwrap_or(libc::EIO) & 0x7f);
+/// Whether this process can make the call's own world: a child cloned into namespaces `flags`
+/// (with a user namespace mapping the caller to itself when `maps` is given) makes its mounts
+/// private and mounts a `/proc` of its pid namespace, then exits; the caller's own namespaces
+/// never change. The error is the failing step's errno.
+pub fn probe_namespaces(flags: libc::c_int, maps: Option<(&[u8], &[u8])>) -> Result<(), io::Error> {
+    // SAFETY: the child makes only system calls (open, write, mount, _exit) on memory prepared
+    // before the clone, so cloning a possibly multi-threaded process is sound; the parent reaps
+    // it below.
+    let pid = match unsafe { clone_into_namespaces(flags) }? {
+        Forked::Child => {
+            // The exit code is the errno of the step that failed.
+            let step = |r: Result<(), io::Error>| {
+                if let Err(e) = r {
+                    exit_now(e.raw_os_error().unwrap_or(libc::EIO) & 0x7f);
+                }
+            };
+            if let Some((uid_map, gid_map)) = maps {
+                step(map_ids_to_self(uid_map, gid_map));
             }
-        };
-        let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
-        if maps.is_some() {
-            flags |= libc::CLONE_NEWUSER;
+            step(make_mounts_private());
+            step(mount_proc());
+            exit_now(0)
         }
-        step(unshare(flags));
-        if let Some((uid_map, gid_map)) = maps {
-            step(map_ids_to_self(uid_map, gid_map));
-        }
-        step(make_mounts_private());
-        exit_now(0);
+        Forked::Parent(pid) => pid,
+    };
+    match rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty())? {
+        Some((_, status)) => match status.exit_status() {
+            Some(0) => Ok(()),
+            Some(errno) => Err(io::Error::from_raw_os_error(errno)),
+            None => Err(io::Error::other("the probe child was killed")),
+        },
+        None => Err(io::Error::other("the probe child vanished")),
     }
-    let mut status = 0;
-    // SAFETY: waits for the child forked above; `status` is a live local.
-    let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
-    if waited != pid {
-        return Err(io::Error::last_os_error());
+}
+
+/// `clone(flags | SIGCHLD)` without `CLONE_VM`: a fork whose child starts in new namespaces
+/// (`CLONE_NEWUSER`, `CLONE_NEWPID`, …). With `CLONE_NEWPID` the child is pid 1 of its own pid
+/// namespace.
+///
+/// # Safety
+///
+/// As [`fork`]: in a multi-threaded process the child may only make async-signal-safe calls.
+pub unsafe fn clone_into_namespaces(flags: libc::c_int) -> Result<Forked, io::Error> {
+    // SAFETY: without CLONE_VM or a new stack, clone returns twice like fork, each side on its
+    // own copy of the address space; the caller upholds fork's contract.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            (flags | libc::SIGCHLD) as libc::c_ulong,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    };
+    match ret {
+        r if r < 0 => Err(io::Error::last_os_error()),
+        0 => Ok(Forked::Child),
+        pid => Ok(Forked::Parent(
+            rustix::process::Pid::from_raw(pid as i32)
+                .ok_or_else(|| io::Error::other("clone returned pid 0"))?,
+        )),
     }
-    if !libc::WIFEXITED(status) {
-        return Err(io::Error::other("the probe child was killed"));
-    }
-    match libc::WEXITSTATUS(status) {
-        0 => Ok(()),
-        errno => Err(io::Error::from_raw_os_error(errno)),
-    }
+}
+
+/// Mounts a new `proc` (no set-uid, devices or execution) over `/proc`: it shows the caller's
+/// pid namespace only.
+pub fn mount_proc() -> Result<(), io::Error> {
+    // SAFETY: NUL-terminated literals; proc takes no data here.
+    let ret = unsafe {
+        libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            std::ptr::null(),
+        )
+    };
+    if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
 /// An `ifreq` naming `name` (NUL-terminated, at most 16 bytes), everything else zero.

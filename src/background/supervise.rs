@@ -106,6 +106,7 @@ fn run_command(
         program: &record.program,
         private_tmp: tmp.path(),
         protected: &protected,
+        home: &home,
     };
     let mut sandbox = Sandbox::prepare(&sandbox_req, &kernel)?;
     let mut out = OutputFile::create(&agent.files_dir, &record.id, opts.output_cap).map_err(failed)?;
@@ -115,7 +116,7 @@ fn run_command(
     // A background command with `[internet]` gets the same proxy as a run call, served by this
     // supervisor for as long as the command runs.
     let proxy_env = if sandbox.has_door() { crate::proxy::environment() } else { Vec::new() };
-    let env = crate::run::environment(&home, tmp.path(), &proxy_env);
+    let env = crate::run::environment(&sandbox.enforcement.home, &sandbox.enforcement.tmp_dir, &proxy_env);
     let image = ProgramImage::new(&sandbox.program_path, &argv, &env).map_err(failed)?;
     let stop_signals = crate::sys::signalfd_for(&STOP_SIGNALS).map_err(|e| failed(e.to_string()))?;
     let (out_r, out_w) =

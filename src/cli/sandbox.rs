@@ -229,6 +229,18 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
             .bool("openat2", k.openat2.is_ok())
             .str("mode", k.world.0.name())
             .raw("mode_reason", &k.world.1.as_deref().map_or("null".to_owned(), json::string))
+            .raw(
+                "lacks",
+                &json::array(
+                    (if k.world.0.is_own_world() {
+                        &[][..]
+                    } else {
+                        crate::sandbox::world::LANDLOCK_ONLY_LACKS
+                    })
+                    .iter()
+                    .map(|l| json::string(l)),
+                ),
+            )
             .raw("internet", &k.internet_confinement().map_or("null".to_owned(), json::string))
             .raw(
                 "internet_error",
@@ -246,7 +258,13 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
     println!("openat2:                   {}", feature(&k.openat2));
     match &k.world.1 {
         None => println!("mode:                      {}", k.world.0.name()),
-        Some(why) => println!("mode:                      {} ({why})", k.world.0.name()),
+        Some(why) => {
+            println!("mode:                      {} ({why})", k.world.0.name());
+            println!("  so a call lacks:");
+            for lack in crate::sandbox::world::LANDLOCK_ONLY_LACKS {
+                println!("    {lack}");
+            }
+        }
     }
     println!();
     println!("Guarantees on this kernel:");

@@ -121,8 +121,16 @@ pub struct ExecFile {
 #[derive(Default)]
 pub struct ExecFiles {
     pub files: Vec<ExecFile>,
+    /// Folders of an allowed program's own helper programs (see [`HELPER_FOLDERS`]).
+    pub helper_folders: Vec<OwnedFd>,
     loaders: Vec<PathBuf>,
 }
+
+/// Folders of a program's own helper programs, which it runs by full path rather than through
+/// PATH, so they are executable when the program is: git's exec path (`git-remote-https` for
+/// `git clone https://…`, `git-upload-pack`, …). They are the program's own parts, installed
+/// with it by the system; nothing else in these folders.
+pub const HELPER_FOLDERS: &[(&str, &[&str])] = &[("git", &["/usr/lib/git-core", "/usr/libexec/git-core"])];
 
 /// Opens an allowed program by name through the system PATH folders, following the last link,
 /// and the dynamic loader it asks for. `Ok(None)` when no folder has it.
@@ -140,6 +148,18 @@ pub fn open_program(name: &str, out: &mut ExecFiles) -> Result<Option<PathBuf>, 
             continue;
         }
         add_with_loader(out, fd, (stat.st_dev, stat.st_ino))?;
+        for (program, folders) in HELPER_FOLDERS {
+            if *program != name {
+                continue;
+            }
+            for folder in *folders {
+                match open_no_symlinks(Path::new(folder), true) {
+                    Ok(Some(fd)) => out.helper_folders.push(fd),
+                    // Absent on this system, or a link whose target holds other programs.
+                    Ok(None) | Err(_) => {}
+                }
+            }
+        }
         return Ok(Some(path));
     }
     Ok(None)

@@ -82,9 +82,11 @@ fn read_rights() -> BitFlags<AccessFs> {
     AccessFs::ReadFile | AccessFs::ReadDir
 }
 
-/// Writing without `MakeSym`, `MakeFifo`, `MakeSock`, `MakeChar` or `MakeBlock`: a link, FIFO or
-/// socket planted in a writable folder is how a sandboxed program traps a later, unsandboxed
-/// tool (anchors §3 class 16).
+/// Writing, with symlinks and FIFOs (a virtualenv, `ln -s`, git checkouts and npm's `.bin` need
+/// them) but never sockets (only in the call's tmp) or devices. A link or FIFO planted in a
+/// writable folder can trap a later, unsandboxed tool (anchors §3 class 16): lnk's own file tool
+/// and grant opening never follow links and never block on a FIFO, and SECURITY.md says what a
+/// person's other tools should know.
 fn write_rights() -> BitFlags<AccessFs> {
     read_rights()
         | AccessFs::WriteFile
@@ -92,6 +94,8 @@ fn write_rights() -> BitFlags<AccessFs> {
         | AccessFs::RemoveFile
         | AccessFs::MakeDir
         | AccessFs::MakeReg
+        | AccessFs::MakeSym
+        | AccessFs::MakeFifo
         | AccessFs::Refer
         | AccessFs::Truncate
 }
@@ -125,6 +129,8 @@ pub struct SandboxRequest<'a> {
     pub private_tmp: &'a Path,
     /// Folders no write grant may cover: the agent's records.
     pub protected: &'a [PathBuf],
+    /// The caller's home folder (`HOME`).
+    pub home: &'a Path,
 }
 
 /// What was enforced, for the report.
@@ -139,6 +145,12 @@ pub struct Enforcement {
     pub mode: WorldMode,
     /// Why the own world was out of reach, in the Landlock-only mode.
     pub mode_reason: Option<String>,
+    /// The program's `HOME`: the caller's, or a folder of the call's tmp when no grant reaches
+    /// the caller's (`home_is_temporary`).
+    pub home: PathBuf,
+    pub home_is_temporary: bool,
+    /// The program's `TMPDIR`: `/tmp` in the own world, else the call's tmp folder.
+    pub tmp_dir: PathBuf,
 }
 
 /// A prepared sandbox: the path to execute, the ruleset and the filters.
@@ -162,9 +174,10 @@ impl Sandbox {
         // The file tool starts nothing and connects nowhere: it never gets a network, whatever
         // `[internet] tools` says.
         let door = match (&req.flags.internet, req.flags.tool) {
-            (Some(net), Tool::Run) => Some(network_door(net, req.private_tmp, mode, mode_reason.as_deref())?),
+            (Some(net), Tool::Run) => Some(network_door(net, mode, mode_reason.as_deref())?),
             _ => None,
         };
+        let own_world = mode.is_own_world();
         for write in &req.flags.write {
             if let Some(records) = req.protected.iter().find(|p| overlaps(write, p)) {
                 return Err(Refusal::refused(format!(
@@ -179,10 +192,13 @@ impl Sandbox {
         let program_path = resolve_program(req, &mut exec_files)?;
 
         let mut missing_grants = Vec::new();
+        // TCP is Landlock's to govern only without a network namespace: in the own world the
+        // namespace has loopback and the proxy's door and nothing else, and the program's own
+        // servers must be reachable on any port.
         let mut ruleset = Ruleset::default()
             .set_compatibility(CompatLevel::HardRequirement)
             .handle_access(AccessFs::from_all(PINNED_ABI))
-            .and_then(|r| r.handle_access(AccessNet::from_all(PINNED_ABI)))
+            .and_then(|r| if own_world { Ok(r) } else { r.handle_access(AccessNet::from_all(PINNED_ABI)) })
             .and_then(|r| r.scope(Scope::from_all(PINNED_ABI)))
             .and_then(|r| r.create())
             .map_err(|e| Refusal::kernel(format!("cannot create the Landlock ruleset: {e}")))?;
@@ -200,9 +216,13 @@ impl Sandbox {
             Commands::Any if req.flags.tool == Tool::Run => system(ruleset, SYSTEM_READ, read_rights())?,
             _ => grant_system_read_except_programs(ruleset)?,
         };
-        for path in PROC_READ {
-            if let Ok(Some(fd)) = grants::open_no_symlinks(Path::new(path), false) {
-                ruleset = add(ruleset, fd, read_rights(), Kind::Either)?;
+        // In the own world the program gets a /proc of its pid namespace, granted whole once it
+        // is mounted (`enter_world`); without one, system-wide figures only.
+        if !own_world {
+            for path in PROC_READ {
+                if let Ok(Some(fd)) = grants::open_no_symlinks(Path::new(path), false) {
+                    ruleset = add(ruleset, fd, read_rights(), Kind::Either)?;
+                }
             }
         }
         for device in DEVICES {
@@ -224,6 +244,10 @@ impl Sandbox {
                 let n = exec_files.files.len();
                 for file in exec_files.files {
                     ruleset = add(ruleset, file.fd, AccessFs::Execute | AccessFs::ReadFile, Kind::File)?;
+                }
+                let helper_rights = AccessFs::Execute | AccessFs::ReadFile | AccessFs::ReadDir;
+                for folder in exec_files.helper_folders {
+                    ruleset = add(ruleset, folder, helper_rights, Kind::Folder)?;
                 }
                 Some(n)
             }
@@ -251,24 +275,45 @@ impl Sandbox {
             WorldMode::OwnWorld { user_namespace } => {
                 let roots: Vec<(PathBuf, &OwnedFd)> =
                     write_roots.iter().map(|(p, fd)| (p.clone(), fd)).collect();
-                Some(World::new(user_namespace, door.is_some(), &roots).map_err(Refusal::kernel)?)
+                let (world, shown) =
+                    World::new(user_namespace, &roots, req.private_tmp).map_err(Refusal::kernel)?;
+                // The folders shown at /tmp and /dev/shm, granted like the call's tmp.
+                for fd in shown {
+                    ruleset = add(ruleset, fd, write_rights() | AccessFs::MakeSock, Kind::Folder)?;
+                }
+                Some(world)
             }
             WorldMode::LandlockOnly => None,
         };
-        for (_, fd) in write_roots {
-            ruleset = add(ruleset, fd, write_rights(), Kind::Folder)?;
+        // Under `commands = ["*"]`, "any program" includes the ones the agent builds or installs
+        // beneath its write grants (`./run.sh`, `gcc a.c && ./a.out`, `venv/bin/python`).
+        let any_program = req.flags.commands == Commands::Any && req.flags.tool == Tool::Run;
+        let (home, home_is_temporary) = program_home(req, own_world)?;
+        for (path, fd) in write_roots {
+            let mut rights = write_rights();
+            if path == req.private_tmp {
+                // Sockets only in the call's tmp (where nothing outlives the call).
+                rights |= AccessFs::MakeSock;
+            }
+            if any_program {
+                rights |= AccessFs::Execute;
+            }
+            ruleset = add(ruleset, fd, rights, Kind::Folder)?;
         }
 
-        // With `[internet]`, TCP connects to the door's ports only (inside a namespace that has
-        // nothing else listening); without it, none at all.
-        for port in door.as_ref().map(|d| d.ports()).unwrap_or_default() {
-            ruleset = ruleset
-                .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
-                .map_err(|e| Refusal::kernel(format!("cannot add a Landlock network rule: {e}")))?;
+        // Without the own world there is no [internet] (refused above) and so no TCP at all; the
+        // port rules stay for a door outside a namespace, should one ever be built.
+        if !own_world {
+            for port in door.as_ref().map(|d| d.ports()).unwrap_or_default() {
+                ruleset = ruleset
+                    .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+                    .map_err(|e| Refusal::kernel(format!("cannot add a Landlock network rule: {e}")))?;
+            }
         }
 
         let policy = seccomp::SeccompPolicy {
-            inet_sockets: door.is_some(),
+            // TCP and UDP in a network namespace of the call's own (loopback, and the door).
+            inet_sockets: own_world && req.flags.tool == Tool::Run,
             // Outside the write grants a read-only mount answers these with EROFS; without one
             // they are refused, except for lnk's own file tool (see `seccomp`).
             metadata_calls: world.is_some() || req.flags.tool == Tool::File,
@@ -279,7 +324,16 @@ impl Sandbox {
         let landlock_abi = *kernel.landlock.as_ref().unwrap_or(&0);
         Ok(Sandbox {
             program_path,
-            enforcement: Enforcement { landlock_abi, missing_grants, executables, mode, mode_reason },
+            enforcement: Enforcement {
+                landlock_abi,
+                missing_grants,
+                executables,
+                mode,
+                mode_reason,
+                home,
+                home_is_temporary,
+                tmp_dir: if own_world { PathBuf::from("/tmp") } else { req.private_tmp.to_owned() },
+            },
             ruleset: Some(ruleset),
             filters,
             world,
@@ -297,18 +351,32 @@ impl Sandbox {
         self.door.take()
     }
 
-    /// Enters the sandbox: the call's own world (namespaces, read-only view, the network door),
-    /// no capabilities, Landlock (with `no_new_privs`), then each seccomp filter. Called in the
-    /// forked child right before `execve`; makes no allocation the kernel answer depends on.
-    pub fn enter(&mut self) -> Result<(), &'static str> {
-        // The namespaces first: they need capabilities, seccomp refuses `unshare` and Landlock
-        // `mount`.
-        if let Some(world) = &mut self.world {
-            world.enter()?;
-        }
+    /// The flags of the `clone` that starts the program's first process in the own world
+    /// (`None`: a plain fork, the Landlock-only mode).
+    pub fn clone_flags(&self) -> Option<libc::c_int> {
+        self.world.as_ref().and(self.enforcement.mode.clone_flags())
+    }
+
+    /// In the program's first process: makes the call's own world (read-only view, `/tmp`,
+    /// `/dev/shm`, `/proc`, loopback, the network door) and grants its `/proc` to Landlock.
+    /// Nothing to do in the Landlock-only mode.
+    pub fn enter_world(&mut self) -> Result<(), &'static str> {
+        let Some(world) = &mut self.world else { return Ok(()) };
+        let proc = world.enter()?;
+        let ruleset = self.ruleset.take().ok_or("the sandbox was entered twice")?;
+        let ruleset = ruleset
+            .add_rule(PathBeneath::new(proc, read_rights()))
+            .map_err(|_| "cannot grant the call's /proc to Landlock")?;
+        self.ruleset = Some(ruleset);
         if let Some(door) = &self.door {
             door.open()?;
         }
+        Ok(())
+    }
+
+    /// Confines the calling process right before `execve`: no capabilities, Landlock (with
+    /// `no_new_privs`), then each seccomp filter.
+    pub fn confine(&mut self) -> Result<(), &'static str> {
         capabilities::drop_all()?;
         let ruleset = self.ruleset.take().ok_or("the sandbox was entered twice")?;
         match ruleset.restrict_self() {
@@ -321,6 +389,24 @@ impl Sandbox {
         }
         Ok(())
     }
+}
+
+/// The program's `HOME`: the caller's when a grant reaches it (git and many tools fail hard on
+/// an unreadable home), else a fresh `home` folder in the call's tmp, which the report names.
+fn program_home(req: &SandboxRequest<'_>, own_world: bool) -> Result<(PathBuf, bool), Refusal> {
+    let granted = req.flags.read.iter().chain(&req.flags.write).any(|g| req.home.starts_with(g));
+    if granted {
+        return Ok((req.home.to_owned(), false));
+    }
+    // In the own world the call's tmp lies beneath the /tmp its `tmp` folder covers, so the
+    // program finds the home as /tmp/home; otherwise at its own path.
+    let (made, seen) = match own_world {
+        true => (req.private_tmp.join("tmp/home"), PathBuf::from("/tmp/home")),
+        false => (req.private_tmp.join("home"), req.private_tmp.join("home")),
+    };
+    rustix::fs::mkdir(&made, rustix::fs::Mode::from_raw_mode(0o700))
+        .map_err(|e| Refusal::kernel(format!("cannot make a home folder in the call's tmp: {e}")))?;
+    Ok((seen, true))
 }
 
 /// What a rule's descriptor is, when the caller knows (opened with `O_DIRECTORY`, or a program).
@@ -353,19 +439,16 @@ fn add(
 /// Plans the network door for `[internet]`, refusing where the kernel cannot make one: without
 /// the call's own world there is no network namespace of the program's own, and Landlock's port
 /// rules alone would let the program reach any host on the proxy's port.
-fn network_door(
-    net: &InternetFlags,
-    private_tmp: &Path,
-    mode: WorldMode,
-    why_not: Option<&str>,
-) -> Result<Door, Refusal> {
+fn network_door(net: &InternetFlags, mode: WorldMode, why_not: Option<&str>) -> Result<Door, Refusal> {
     if !mode.is_own_world() {
         return Err(Refusal::kernel(format!(
             "[internet] needs a network namespace whose only door is the call's proxy, and this kernel refuses an unprivileged user namespace ({}); lnk will not run a program with more network than asked. Allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0, or the AppArmor userns policy), or drop [internet]",
             why_not.unwrap_or("unknown reason")
         )));
     }
-    Door::new(net, private_tmp).map_err(Refusal::refused)
+    // The door's scratch folder for the hosts file must be visible in the program's mount
+    // namespace, where the world's /tmp covers the call's tmp folder.
+    Door::new(net, Path::new("/tmp")).map_err(Refusal::refused)
 }
 
 /// Grants reading the system folders, except the files of the folders programs are found in

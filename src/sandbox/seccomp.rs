@@ -34,9 +34,11 @@
 //!   `commands` entry allowed.
 //! - `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)`, compared on the low 32 bits (the kernel's `cmd` is
 //!   an `unsigned int`; a 64-bit compare is bypassed by setting high bits, CVE-2019-10063).
-//! - `socket` entirely when the sandbox has no network: no TCP, no UDP (no DNS covert channel),
-//!   no netlink, no packet sockets, and no pathname or abstract Unix socket of the host (Landlock
-//!   before ABI 9 cannot stop a `connect` to a socket file in a readable folder). `socketpair` is
+//! - `socket` entirely without a network namespace of the call's own: no TCP, no UDP (no DNS
+//!   covert channel), no netlink, no packet sockets, and no pathname or abstract Unix socket of
+//!   the host (Landlock before ABI 9 cannot stop a `connect` to a socket file in a readable
+//!   folder). With one (the own world), TCP and UDP over IPv4 and IPv6 only: its loopback is the
+//!   call's own, and its only way out the proxy's door. Unix sockets stay refused in both. `socketpair` is
 //!   allowed for `AF_UNIX` stream and seqpacket sockets only, which can never reach another
 //!   socket (a datagram pair could `sendto` a host socket by path).
 //!
@@ -184,7 +186,7 @@ const METADATA: &[libc::c_long] = &[
 /// What the filter must allow beyond the base.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SeccompPolicy {
-    /// `AF_INET`/`AF_INET6` stream sockets (only for a sandbox with `[internet]`).
+    /// `AF_INET`/`AF_INET6` TCP and UDP sockets: only in a network namespace of the call's own.
     pub inet_sockets: bool,
     /// The [`METADATA`] calls: only where a read-only mount answers them outside the write
     /// grants, or for lnk's own file tool.
@@ -304,21 +306,23 @@ fn main_filter(policy: SeccompPolicy, arch: TargetArch) -> Result<BpfProgram, Se
     rules.insert(libc::SYS_socketpair, pair_rules);
 
     if policy.inet_sockets {
-        // Only TCP over IPv4 or IPv6 (protocol 0 or IPPROTO_TCP: not MPTCP, not SCTP), which
-        // Landlock's port rules govern; every other family and kind is refused.
+        // Only TCP and UDP over IPv4 or IPv6 (protocol 0, IPPROTO_TCP or IPPROTO_UDP: not raw,
+        // ICMP, MPTCP or SCTP), in the call's own network namespace, whose only interface is
+        // loopback (and whose only way out is the proxy's door); every other family is refused.
         let mut socket_rules = Vec::new();
         socket_rules.push(rule(vec![
             cond(0, Len::Dword, Op::Ne, libc::AF_INET as u64)?,
             cond(0, Len::Dword, Op::Ne, libc::AF_INET6 as u64)?,
         ])?);
         for kind in 0..16u64 {
-            if kind != libc::SOCK_STREAM as u64 {
+            if kind != libc::SOCK_STREAM as u64 && kind != libc::SOCK_DGRAM as u64 {
                 socket_rules.push(rule(vec![cond(1, Len::Dword, Op::MaskedEq(0xf), kind)?])?);
             }
         }
         socket_rules.push(rule(vec![
             cond(2, Len::Dword, Op::Ne, 0)?,
             cond(2, Len::Dword, Op::Ne, libc::IPPROTO_TCP as u64)?,
+            cond(2, Len::Dword, Op::Ne, libc::IPPROTO_UDP as u64)?,
         ])?);
         rules.insert(libc::SYS_socket, socket_rules);
     } else {
@@ -413,7 +417,7 @@ mod tests {
         bits |= i32::from(
             try_socket(libc::AF_INET6, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, libc::IPPROTO_TCP) == 0,
         ) << 1;
-        bits |= i32::from(try_socket(libc::AF_INET, libc::SOCK_DGRAM, 0) == libc::EPERM) << 2;
+        bits |= i32::from(try_socket(libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_ICMP) == libc::EPERM) << 2;
         bits |= i32::from(try_socket(libc::AF_INET, libc::SOCK_STREAM, 262 /* MPTCP */) == libc::EPERM) << 3;
         bits |= i32::from(try_socket(libc::AF_UNIX, libc::SOCK_STREAM, 0) == libc::EPERM) << 4;
         bits |= i32::from(try_socket(libc::AF_NETLINK, libc::SOCK_RAW, 0) == libc::EPERM) << 5;
@@ -458,7 +462,7 @@ mod tests {
     }
 
     #[test]
-    fn with_internet_only_tcp_sockets_are_allowed() {
+    fn with_a_network_namespace_only_tcp_and_udp_sockets_are_allowed() {
         let filters = build(SeccompPolicy { inet_sockets: true, metadata_calls: false, ipc: false }).unwrap();
         assert_eq!(in_child_under(&filters, socket_probe), 0b111_1111);
     }

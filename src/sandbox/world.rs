@@ -1,33 +1,40 @@
-//! The call's own world: namespaces that make the file system read-only outside the write
-//! grants, and give the program System V IPC of its own.
+//! The call's own world: namespaces that give the program a `/tmp`, `/dev/shm`, `/proc` and
+//! loopback of its own, and make the rest of the file system read-only.
 //!
 //! Landlock governs opening, creating, removing and renaming files, but not a file's metadata:
 //! `chmod`, `chown`, `utimensat` and `setxattr` work on any file the program's user owns,
 //! anywhere, even through a descriptor a read grant opened. The kernel's own answer to "no
-//! change outside these folders" is a read-only mount, so where the kernel lets lnk make a mount
-//! namespace, the program's child makes one:
+//! change outside these folders" is a read-only mount. And a program expects a `/tmp` it can
+//! write, a `/proc` that shows its own processes, a `/dev/shm` for POSIX semaphores, and a
+//! loopback for a server and its client. Where the kernel lets lnk make namespaces, the keeper
+//! starts the program's first process in new user (unless lnk is root), mount, IPC, network and
+//! pid namespaces, and that process, pid 1 there, makes the world ([`World::enter`]):
 //!
 //! ```text
-//! unshare(user?, mount, IPC [, network: see proxy::door])
+//! uid and gid mapped to themselves, setgroups denied          (a user namespace)
 //! every mount private (nothing propagates out)
-//! each write root (write grants and the call's tmp): cloned, still read-write, detached
+//! each write root (write grants, the call's tmp): cloned read-write, detached
 //! every mount of the tree read-only (mount_setattr, recursive)
 //! each clone moved back over its own folder
+//! <call's tmp>/tmp over /tmp, <call's tmp>/shm over /dev/shm   (fresh, the call's own)
+//! a new proc over /proc                                        (this pid namespace's only)
+//! loopback up                                                  (a network namespace: lo only)
 //! ```
 //!
-//! The program then sees the same files at the same paths, but a change of mode, owner, times or
-//! extended attributes outside the write roots answers `EROFS`, whatever descriptor it uses.
-//! Landlock and seccomp are applied on top exactly as in the Landlock-only mode.
+//! A change of mode, owner, times or extended attributes outside the write roots then answers
+//! `EROFS`, whatever descriptor is used. Landlock and seccomp are applied on top, exactly as
+//! strict as in the Landlock-only mode (Landlock is given the new `/proc` for reading; `/tmp` and
+//! `/dev/shm` are folders of the call's tmp, which it already grants).
 //!
 //! The write roots are opened again in the child (a descriptor from the helper's mount namespace
 //! cannot be cloned in the new one), without following any link, and each must be the very
 //! folder the helper opened for Landlock (same device and inode), or the child refuses to go on.
 //!
-//! The mode is chosen per call by [`probe`], which tries the same steps in a throwaway child: a
-//! kernel without user namespaces, or one whose user namespaces cannot mount (Ubuntu's AppArmor
-//! restriction), gets the Landlock-only mode, where seccomp refuses these calls instead (see
-//! [`super::seccomp`]). Root needs no user namespace for a mount namespace; an unprivileged user
-//! does (mapped to itself, setgroups denied, so it gains nothing over anything outside).
+//! The mode is chosen per call by [`probe`], which makes the same namespaces in a throwaway
+//! child and mounts a `/proc` there: a kernel without user namespaces, or one whose user
+//! namespaces cannot mount (Ubuntu's AppArmor restriction, Docker's default seccomp), gets the
+//! Landlock-only mode, where seccomp refuses what the read-only view and the IPC namespace would
+//! have answered (see [`super::seccomp`]).
 //!
 //! What it trusts: the kernel's namespaces and mount flags.
 
@@ -41,11 +48,21 @@ use rustix::fs::{Mode, OFlags, ResolveFlags};
 /// Which world a call gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorldMode {
-    /// Namespaces of the call's own (mount and IPC, in a user namespace unless lnk is root).
+    /// Namespaces of the call's own (in a user namespace unless lnk is root).
     OwnWorld { user_namespace: bool },
     /// No namespace: Landlock and seccomp only.
     LandlockOnly,
 }
+
+/// What the Landlock-only mode lacks, for the report and `lnk sandbox status`.
+pub const LANDLOCK_ONLY_LACKS: &[&str] = &[
+    "a /tmp of the call's own (TMPDIR is a private folder; /tmp is unreachable)",
+    "a /proc of the call's own (no /proc/self, no ps)",
+    "a /dev/shm of the call's own (no POSIX semaphores: Python multiprocessing locks fail)",
+    "loopback networking (no socket without [internet], which is refused too)",
+    "System V IPC (refused)",
+    "changing a file's mode, owner, times or extended attributes (refused everywhere)",
+];
 
 impl WorldMode {
     /// The name the report and `lnk sandbox status` use.
@@ -59,19 +76,42 @@ impl WorldMode {
     pub fn is_own_world(self) -> bool {
         matches!(self, WorldMode::OwnWorld { .. })
     }
+
+    /// The flags of the `clone` that starts the program's first process, in the own world.
+    pub fn clone_flags(self) -> Option<libc::c_int> {
+        match self {
+            WorldMode::OwnWorld { user_namespace } => {
+                let mut flags =
+                    libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWNET | libc::CLONE_NEWPID;
+                if user_namespace {
+                    flags |= libc::CLONE_NEWUSER;
+                }
+                Some(flags)
+            }
+            WorldMode::LandlockOnly => None,
+        }
+    }
 }
 
-/// Finds the mode this process gets, by making the namespaces in a short-lived child. The error
-/// says why the own world is out of reach (for the report and `status`).
+/// Finds the mode this process gets, by making the namespaces in a short-lived child. The
+/// second part says why the own world is out of reach (for the report and `status`).
 pub fn probe() -> (WorldMode, Option<String>) {
     let maps = IdMaps::for_self();
-    let user = crate::sys::probe_private_mounts(Some((&maps.uid_map, &maps.gid_map)));
+    let own = WorldMode::OwnWorld { user_namespace: true };
+    let user =
+        crate::sys::probe_namespaces(own.clone_flags().unwrap_or(0), Some((&maps.uid_map, &maps.gid_map)));
     match user {
-        Ok(()) => (WorldMode::OwnWorld { user_namespace: true }, None),
-        Err(e) if rustix::process::geteuid().is_root() => match crate::sys::probe_private_mounts(None) {
-            Ok(()) => (WorldMode::OwnWorld { user_namespace: false }, None),
-            Err(e2) => (WorldMode::LandlockOnly, Some(format!("user namespace: {e}; mount namespace: {e2}"))),
-        },
+        Ok(()) => (own, None),
+        Err(e) if rustix::process::geteuid().is_root() => {
+            let root = WorldMode::OwnWorld { user_namespace: false };
+            match crate::sys::probe_namespaces(root.clone_flags().unwrap_or(0), None) {
+                Ok(()) => (root, None),
+                Err(e2) => (
+                    WorldMode::LandlockOnly,
+                    Some(format!("namespaces in a user namespace: {e}; as root without one: {e2}")),
+                ),
+            }
+        }
         Err(e) => (WorldMode::LandlockOnly, Some(format!("no user namespace with mounts: {e}"))),
     }
 }
@@ -93,57 +133,77 @@ impl IdMaps {
     }
 }
 
-/// A folder that stays writable: its path, and the identity the helper saw.
-struct WriteRoot {
+/// A folder opened again in the child: its path beneath `/`, and the identity the helper saw.
+struct KnownFolder {
     path: CString,
     id: (u64, u64),
 }
 
-/// The world, planned in the helper; [`World::enter`] makes it in the program's child.
+impl KnownFolder {
+    fn new(path: &Path, fd: &OwnedFd) -> Result<KnownFolder, String> {
+        let stat = rustix::fs::fstat(fd).map_err(|e| format!("cannot stat {}: {e}", path.display()))?;
+        let relative = path.strip_prefix("/").unwrap_or(path);
+        let relative = if relative.as_os_str().is_empty() { Path::new(".") } else { relative };
+        let path = CString::new(relative.as_os_str().as_bytes())
+            .map_err(|_| format!("a NUL byte in {}", path.display()))?;
+        Ok(KnownFolder { path, id: (stat.st_dev, stat.st_ino) })
+    }
+}
+
+/// The world, planned in the helper; [`World::enter`] makes it in the program's first process.
 pub struct World {
     user_namespace: bool,
-    network: bool,
     maps: IdMaps,
-    roots: Vec<WriteRoot>,
-    /// Room for the detached clones, allocated before the fork so the child does not allocate.
+    /// Write grants and the call's tmp, none beneath another.
+    roots: Vec<KnownFolder>,
+    /// Folders of the call's tmp shown at `/tmp` and `/dev/shm`.
+    tmp: KnownFolder,
+    shm: KnownFolder,
+    /// Room for the detached clones of the write roots, allocated before the fork.
     clones: Vec<OwnedFd>,
 }
 
 impl World {
-    /// Plans the world for write roots `roots` (each an opened folder and its path). Roots
-    /// beneath another root are left out: the outer root's clone is recursive and covers them.
-    /// `network` adds a network namespace (the proxy's door fills it).
-    pub fn new(user_namespace: bool, network: bool, roots: &[(PathBuf, &OwnedFd)]) -> Result<World, String> {
-        let mut kept: Vec<WriteRoot> = Vec::new();
+    /// Plans the world for write roots `roots` (each a path and the folder the helper opened).
+    /// Roots beneath another root are left out: the outer root's clone is recursive and covers
+    /// them. `private_tmp` is the call's tmp folder; its `tmp` and `shm` folders are made here
+    /// and returned opened: Landlock must grant them by themselves, since a path beneath a mount
+    /// of one climbs from its root to `/tmp`, never through the call's tmp folder.
+    pub fn new(
+        user_namespace: bool,
+        roots: &[(PathBuf, &OwnedFd)],
+        private_tmp: &Path,
+    ) -> Result<(World, [OwnedFd; 2]), String> {
+        let mut kept: Vec<KnownFolder> = Vec::new();
         for (path, fd) in roots {
-            let outer = roots.iter().any(|(other, _)| other != path && path.starts_with(other));
-            let duplicate = kept.iter().any(|k| k.path.as_bytes() == path.as_os_str().as_bytes());
-            if outer || duplicate {
+            let beneath_another = roots.iter().any(|(other, _)| other != path && path.starts_with(other));
+            let folder = KnownFolder::new(path, fd)?;
+            if beneath_another || kept.iter().any(|k| k.path == folder.path) {
                 continue;
             }
-            let stat = rustix::fs::fstat(fd).map_err(|e| format!("cannot stat {}: {e}", path.display()))?;
-            let relative = path.strip_prefix("/").unwrap_or(path);
-            let relative = if relative.as_os_str().is_empty() { Path::new(".") } else { relative };
-            let path = CString::new(relative.as_os_str().as_bytes())
-                .map_err(|_| format!("a NUL byte in {}", path.display()))?;
-            kept.push(WriteRoot { path, id: (stat.st_dev, stat.st_ino) });
+            kept.push(folder);
         }
+        let inner = |name: &str| -> Result<(KnownFolder, OwnedFd), String> {
+            let path = private_tmp.join(name);
+            rustix::fs::mkdir(&path, Mode::from_raw_mode(0o700))
+                .map_err(|e| format!("cannot make {}: {e}", path.display()))?;
+            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let fd = rustix::fs::open(&path, flags, Mode::empty())
+                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            Ok((KnownFolder::new(&path, &fd)?, fd))
+        };
+        let ((tmp, tmp_fd), (shm, shm_fd)) = (inner("tmp")?, inner("shm")?);
         let clones = Vec::with_capacity(kept.len());
-        Ok(World { user_namespace, network, maps: IdMaps::for_self(), roots: kept, clones })
+        let world = World { user_namespace, maps: IdMaps::for_self(), roots: kept, tmp, shm, clones };
+        Ok((world, [tmp_fd, shm_fd]))
     }
 
-    /// In the program's child, before the sandbox is entered: makes the namespaces and the
-    /// read-only view. Any failure is returned and the child exits: the program never runs in a
-    /// world half made. Makes system calls only (no allocation).
-    pub fn enter(&mut self) -> Result<(), &'static str> {
-        let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
-        if self.user_namespace {
-            flags |= libc::CLONE_NEWUSER;
-        }
-        if self.network {
-            flags |= libc::CLONE_NEWNET;
-        }
-        crate::sys::unshare(flags).map_err(|_| "cannot make the call's namespaces (unshare)")?;
+    /// In the program's first process (pid 1 of the new pid namespace, already in the new
+    /// namespaces), before the sandbox is entered: makes the read-only view, `/tmp`, `/dev/shm`,
+    /// `/proc` and loopback. Returns the new `/proc`, for Landlock to grant. Any failure is
+    /// returned and the process exits: the program never runs in a world half made.
+    pub fn enter(&mut self) -> Result<OwnedFd, &'static str> {
+        use rustix::mount::{MoveMountFlags, OpenTreeFlags};
         if self.user_namespace {
             crate::sys::map_ids_to_self(&self.maps.uid_map, &self.maps.gid_map)
                 .map_err(|_| "cannot map the user into its namespace")?;
@@ -151,49 +211,70 @@ impl World {
         crate::sys::make_mounts_private().map_err(|_| "cannot make the mount namespace private")?;
         let root = rustix::fs::open(c"/", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
             .map_err(|_| "cannot open /")?;
-        for write_root in &self.roots {
-            let folder = open_verified(&root, write_root)?;
-            let clone = rustix::mount::open_tree(
+        let clone = |folder: &OwnedFd| {
+            rustix::mount::open_tree(
                 folder.as_fd(),
                 c"",
-                rustix::mount::OpenTreeFlags::OPEN_TREE_CLONE
-                    | rustix::mount::OpenTreeFlags::OPEN_TREE_CLOEXEC
-                    | rustix::mount::OpenTreeFlags::AT_RECURSIVE
-                    | rustix::mount::OpenTreeFlags::AT_EMPTY_PATH,
+                OpenTreeFlags::OPEN_TREE_CLONE
+                    | OpenTreeFlags::OPEN_TREE_CLOEXEC
+                    | OpenTreeFlags::AT_RECURSIVE
+                    | OpenTreeFlags::AT_EMPTY_PATH,
             )
-            .map_err(|_| "cannot clone a write grant's mount (open_tree)")?;
-            if self.clones.len() == self.clones.capacity() {
-                return Err("more clones than write roots");
-            }
-            self.clones.push(clone);
-        }
-        crate::sys::make_tree_read_only(&root).map_err(|_| "cannot make the file system read-only")?;
-        for (write_root, clone) in self.roots.iter().zip(&self.clones) {
-            let target = open_verified(&root, write_root)?;
+            .map_err(|_| "cannot clone a mount (open_tree)")
+        };
+        let put = |mount: &OwnedFd, target: &OwnedFd| {
             rustix::mount::move_mount(
-                clone.as_fd(),
+                mount.as_fd(),
                 c"",
                 target.as_fd(),
                 c"",
-                rustix::mount::MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH
-                    | rustix::mount::MoveMountFlags::MOVE_MOUNT_T_EMPTY_PATH,
+                MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | MoveMountFlags::MOVE_MOUNT_T_EMPTY_PATH,
             )
-            .map_err(|_| "cannot put a write grant back read-write (move_mount)")?;
+            .map_err(|_| "cannot put a mount in place (move_mount)")
+        };
+        for write_root in &self.roots {
+            let folder = open_verified(&root, write_root)?;
+            if self.clones.len() == self.clones.capacity() {
+                return Err("more clones than write roots");
+            }
+            self.clones.push(clone(&folder)?);
+        }
+        crate::sys::make_tree_read_only(&root).map_err(|_| "cannot make the file system read-only")?;
+        for (write_root, mount) in self.roots.iter().zip(&self.clones) {
+            put(mount, &open_verified(&root, write_root)?)?;
         }
         self.clones.clear();
-        Ok(())
+        // The call's own /tmp and /dev/shm: folders of its tmp (read-write clones, now in
+        // place). Both are cloned before either is shown, since the call's tmp usually lies
+        // beneath the /tmp it is about to cover.
+        let tmp = clone(&open_verified(&root, &self.tmp)?)?;
+        let shm = clone(&open_verified(&root, &self.shm)?)?;
+        for (mount, target) in [(tmp, c"tmp"), (shm, c"dev/shm")] {
+            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let target = match rustix::fs::openat(&root, target, flags, Mode::empty()) {
+                Ok(fd) => fd,
+                // A machine without /dev/shm: nothing to show there.
+                Err(rustix::io::Errno::NOENT) => continue,
+                Err(_) => return Err("cannot open /tmp or /dev/shm"),
+            };
+            put(&mount, &target)?;
+        }
+        crate::sys::mount_proc().map_err(|_| "cannot mount /proc for the call's pid namespace")?;
+        crate::sys::bring_loopback_up().map_err(|_| "cannot bring loopback up")?;
+        rustix::fs::open(c"/proc", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+            .map_err(|_| "cannot open the new /proc")
     }
 }
 
-/// Opens a write root beneath `/` without following links, and checks it is the folder the
-/// helper granted.
-fn open_verified(root: &OwnedFd, write_root: &WriteRoot) -> Result<OwnedFd, &'static str> {
+/// Opens a folder beneath `/` without following links, and checks it is the folder the helper
+/// saw.
+fn open_verified(root: &OwnedFd, folder: &KnownFolder) -> Result<OwnedFd, &'static str> {
     let how = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
     let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    let fd = rustix::fs::openat2(root, write_root.path.as_c_str(), flags, Mode::empty(), how)
+    let fd = rustix::fs::openat2(root, folder.path.as_c_str(), flags, Mode::empty(), how)
         .map_err(|_| "cannot open a write grant in the call's mount namespace")?;
     let stat = rustix::fs::fstat(&fd).map_err(|_| "cannot stat a write grant")?;
-    if (stat.st_dev, stat.st_ino) != write_root.id {
+    if (stat.st_dev, stat.st_ino) != folder.id {
         return Err("a write grant changed between the helper's check and the mount namespace");
     }
     Ok(fd)
