@@ -150,29 +150,49 @@ fn keeper_main(
     // of its own pid namespace (see `sandbox::world`); otherwise it is a plain fork.
     // SAFETY: the keeper is single-threaded (a fork of the single-threaded helper); the child
     // ends in `program_main` or `world_init`, which never return.
+    // The world's pid 1 tells the keeper the program's own wait status on a pipe of their own
+    // (it must not hold the helper's status pipe, which has to close when the keeper dies).
+    let (report_r, report_w) = match sandbox.clone_flags() {
+        Some(_) => match rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC) {
+            Ok((r, w)) => (Some(r), Some(w)),
+            Err(e) => die(e),
+        },
+        None => (None, None),
+    };
     let forked = match sandbox.clone_flags() {
         Some(flags) => unsafe { sys::clone_into_namespaces(flags) },
         None => unsafe { sys::fork() },
     };
-    let program = match forked {
-        Ok(Forked::Child) if sandbox.clone_flags().is_some() => {
-            world_init(sandbox, image, stdio, failure, status)
+    let program = match (forked, report_w) {
+        (Ok(Forked::Child), Some(report_w)) => {
+            drop(status);
+            world_init(sandbox, image, stdio, failure, report_w)
         }
-        Ok(Forked::Child) => {
+        (Ok(Forked::Child), None) => {
             drop(status);
             program_main(sandbox, image, stdio, failure)
         }
-        Ok(Forked::Parent(pid)) => pid,
-        Err(_) => die(rustix::io::Errno::AGAIN),
+        (Ok(Forked::Parent(pid)), _) => pid,
+        (Err(_), _) => die(rustix::io::Errno::AGAIN),
     };
     drop(stdio);
     drop(failure);
     // Nothing else of the helper's stays open here: not its pipes, not a record lock.
-    sys::close_all_except(status.as_fd());
+    match &report_r {
+        Some(report_r) => sys::close_all_except(&[status.as_fd(), report_r.as_fd()]),
+        None => sys::close_all_except(&[status.as_fd()]),
+    }
     loop {
         match rustix::process::wait(WaitOptions::empty()) {
             Ok(Some((pid, wait_status))) if pid == program => {
-                let _ = rustix::io::write(&status, &encode_exit(wait_status));
+                // In the own world, the program's status as its pid 1 saw it; that pid 1 has
+                // exited, so the pipe holds the report or its end, and the read never waits.
+                let mut told = [0u8; 8];
+                let encoded = match &report_r {
+                    Some(r) if rustix::io::read(r, &mut told) == Ok(8) => told,
+                    _ => encode_exit(wait_status),
+                };
+                let _ = rustix::io::write(&status, &encoded);
                 // The program is over: so is everything it started, the keeper included.
                 let _ = rustix::process::kill_current_process_group(Signal::KILL);
             }
@@ -231,7 +251,7 @@ fn exec_confined(sandbox: &mut Sandbox, image: &ProgramImage, failure: &OwnedFd)
 
 /// Pid 1 of the call's own world: makes the world, starts the program (pid 2), and then only
 /// reaps, as an init does, until the program ends; it writes the program's wait status to the
-/// keeper's status pipe and exits, and the kernel kills whatever is left in the pid namespace.
+/// keeper (`report`) and exits, and the kernel kills whatever is left in the pid namespace.
 ///
 /// Why not run the program as pid 1: an init ignores every signal it has no handler for, even
 /// the helper's SIGTERM from outside, so a graceful stop would not reach it; and orphans would
@@ -243,7 +263,7 @@ fn world_init(
     image: &ProgramImage,
     stdio: Stdio,
     failure: OwnedFd,
-    status: OwnedFd,
+    report: OwnedFd,
 ) -> ! {
     set_up_streams(&stdio, &failure);
     if let Err(why) = sandbox.enter_world() {
@@ -253,7 +273,7 @@ fn world_init(
     // ends in `exec_confined`, which never returns.
     let program = match unsafe { sys::fork() } {
         Ok(Forked::Child) => {
-            drop(status);
+            drop(report);
             exec_confined(sandbox, image, &failure)
         }
         Ok(Forked::Parent(pid)) => pid,
@@ -263,11 +283,11 @@ fn world_init(
     // when it (and what it started) is done with them.
     drop(stdio);
     drop(failure);
-    sys::close_all_from_except(0, status.as_fd());
+    sys::close_all_from_except(0, &[report.as_fd()]);
     loop {
         match rustix::process::wait(WaitOptions::empty()) {
             Ok(Some((pid, wait_status))) if pid == program => {
-                let _ = rustix::io::write(&status, &encode_exit(wait_status));
+                let _ = rustix::io::write(&report, &encode_exit(wait_status));
                 sys::exit_now(0);
             }
             Ok(_) | Err(rustix::io::Errno::INTR) => {}

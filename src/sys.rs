@@ -253,14 +253,13 @@ pub fn own_process_group() -> i32 {
 
 /// Closes every descriptor from 3 up except `keep`, so a forked keeper holds nothing of its
 /// parent's (a record lock held by the keeper would make a dead supervisor look alive).
-pub fn close_all_except(keep: std::os::fd::BorrowedFd<'_>) {
+pub fn close_all_except(keep: &[std::os::fd::BorrowedFd<'_>]) {
     close_all_from_except(3, keep)
 }
 
-/// Closes every descriptor numbered `first` or above except `keep`.
-pub fn close_all_from_except(first: libc::c_uint, keep: std::os::fd::BorrowedFd<'_>) {
+/// Closes every descriptor numbered `first` or above except those in `keep`.
+pub fn close_all_from_except(first: libc::c_uint, keep: &[std::os::fd::BorrowedFd<'_>]) {
     use std::os::fd::AsRawFd as _;
-    let keep = keep.as_raw_fd() as libc::c_uint;
     let close = |first: libc::c_uint, last: libc::c_uint| {
         if first <= last {
             // SAFETY: close_range on a range of descriptor numbers; the caller owns none of them
@@ -268,8 +267,21 @@ pub fn close_all_from_except(first: libc::c_uint, keep: std::os::fd::BorrowedFd<
             unsafe { libc::syscall(libc::SYS_close_range, first, last, 0 as libc::c_uint) };
         }
     };
-    close(first, keep.saturating_sub(1));
-    close(keep + 1, libc::c_uint::MAX);
+    // The kept descriptors in increasing order (at most a few), and the gaps between them closed.
+    debug_assert!(keep.len() <= 4, "close_all_from_except keeps at most four descriptors");
+    let mut kept = [libc::c_uint::MAX; 4];
+    for (slot, fd) in kept.iter_mut().zip(keep) {
+        *slot = fd.as_raw_fd() as libc::c_uint;
+    }
+    kept.sort_unstable();
+    let mut from = first;
+    for fd in kept.iter().copied().filter(|fd| *fd != libc::c_uint::MAX) {
+        if fd > from {
+            close(from, fd - 1);
+        }
+        from = from.max(fd + 1);
+    }
+    close(from, libc::c_uint::MAX);
 }
 
 /// `pidfd_send_signal(pidfd, signal, NULL, PIDFD_SIGNAL_PROCESS_GROUP)`: signals the process group

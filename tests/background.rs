@@ -115,21 +115,21 @@ fn the_timeout_ends_everything_with_term_grace_kill() {
     let bg = Bg::new("timeout");
     let id = bg.start_with(
         &["--timeout", "1"],
-        &["sh", "-c", "trap '' TERM; sleep 99 & echo $! > ~/Link/Files/child; wait"],
+        &["sh", "-c", &marked("trap '' TERM; sleep 99 & mark $! > ~/Link/Files/child; wait")],
     );
     assert_eq!(id.status.code(), Some(0), "{}", stderr(&id));
     let id = stdout(&id).trim().to_owned();
     let started = Instant::now();
+    let child = read_pid(&bg.files_dir.join("child"));
     let r = bg.wait_state(&id, "timed_out", Duration::from_secs(30));
     assert!(started.elapsed() < Duration::from_secs(20), "{r}");
-    let child = read_pid(&bg.files_dir.join("child"));
     wait_dead(child, Duration::from_secs(2));
 }
 
 #[test]
 fn stop_ends_a_command_and_stopping_twice_is_harmless() {
     let bg = Bg::new("stop");
-    let id = bg.start(&["sh", "-c", "sleep 99 & echo $! > ~/Link/Files/child; wait"]);
+    let id = bg.start(&["sh", "-c", &marked("sleep 99 & mark $! > ~/Link/Files/child; wait")]);
     let child = read_pid(&bg.files_dir.join("child"));
     let out = run(bg.cmd("stop").arg(&id));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -253,7 +253,7 @@ fn a_supervisor_killed_mid_run_leaves_a_record_the_sweep_ends() {
     let bridge = TestBridge::new(&bg.dir);
     let id = bg.start_with(
         &["--bridge", bridge.path.to_str().unwrap()],
-        &["sh", "-c", "sleep 99 & echo $! > ~/Link/Files/child; wait"],
+        &["sh", "-c", &marked("sleep 99 & mark $! > ~/Link/Files/child; wait")],
     );
     let id = stdout(&id).trim().to_owned();
     let child = read_pid(&bg.files_dir.join("child"));

@@ -77,19 +77,19 @@ fn the_supervisor_dies_with_the_command_running() {
         &bg,
         "supervise-running",
         &bridge,
-        &["sh", "-c", "echo $$ > ~/Link/Files/pid; exec sleep 30"],
+        &["sh", "-c", &marked("mark $$ > ~/Link/Files/pid; exec sleep 30")],
     );
     assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
     let pid_file = bg.files_dir.join("pid");
     // The command may have been killed before it wrote its pid (the keeper ends the group as
     // soon as the supervisor dies); if it wrote one, that process must be gone.
     let until = Instant::now() + Duration::from_millis(500);
-    let mut pid = None;
-    while pid.is_none() && Instant::now() < until {
-        pid = std::fs::read_to_string(&pid_file).ok().and_then(|t| t.trim().parse::<i32>().ok());
+    let mut mark = None;
+    while mark.is_none() && Instant::now() < until {
+        mark = std::fs::read_to_string(&pid_file).ok().filter(|t| t.ends_with('\n'));
         std::thread::sleep(Duration::from_millis(10));
     }
-    if let Some(pid) = pid {
+    if let Some(pid) = mark.as_deref().and_then(host_pid) {
         wait_dead(pid, Duration::from_secs(3));
     }
     swept_once(&bg, &bridge, "lost");
@@ -132,7 +132,7 @@ fn the_keeper_killed_with_the_supervisor_alive() {
         "--",
         "sh",
         "-c",
-        "sleep 99 & echo $! > ~/Link/Files/child; wait",
+        &marked("sleep 99 & mark $! > ~/Link/Files/child; wait"),
     ]);
     let out = run(&mut c);
     let id = stdout(&out).trim().to_owned();

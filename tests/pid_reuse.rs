@@ -174,6 +174,10 @@ fn the_sweep_never_kills_a_group_that_reused_the_number() {
     let out = run(std::process::Command::new(unshare)
         .args(["-Urpf", "--mount-proc", "python3", "-c", SCENARIOS])
         .env("LNK_LINK_RUN", env!("CARGO_BIN_EXE_lnk-link-run"))
+        // The scenarios reason about pid numbers the command writes, so its processes must be
+        // in this test's pid namespace: the Landlock-only mode (the own world's pid namespace
+        // would only add the kernel's guarantee on top of what is tested here).
+        .env("LNK_TEST_LANDLOCK_ONLY", "1")
         .env("WORK", &dir.path)
         .env("HOME", dir.join("home"))
         .env("TMPDIR", dir.join("tmp")));

@@ -1,5 +1,10 @@
 //! `lnk sandbox run`: nothing the program starts outlives the call, whether it exits, times out,
 //! is stopped, or the helper itself is killed; and the output is kept in bounded memory.
+//!
+//! Each lifetime test runs in both modes: in the call's own world, where the pid namespace adds
+//! the kernel's guarantee, and in the Landlock-only mode, where the process group alone must
+//! give it. Sandboxed scripts describe their processes with [`MARK`], so the test finds them
+//! from outside in either.
 
 mod common;
 use common::*;
@@ -16,14 +21,15 @@ write = ["~/Link/Files"]
 timeout = 60
 "#;
 
-/// Reads the pids the sandboxed script wrote into `~/Link/Files/<name>`, waiting for them.
-fn pid_file(agent: &Agent, name: &str) -> i32 {
+/// Reads the mark the sandboxed script wrote into `~/Link/Files/<name>` (see [`MARK`]), waiting
+/// for it.
+fn mark_file(agent: &Agent, name: &str) -> String {
     let path = agent.home.join("Link/Files").join(name);
     let until = Instant::now() + Duration::from_secs(20);
     loop {
         if let Ok(text) = std::fs::read_to_string(&path) {
-            if let Ok(pid) = text.trim().parse() {
-                return pid;
+            if text.ends_with('\n') {
+                return text.trim().to_owned();
             }
         }
         assert!(Instant::now() < until, "{name} was never written");
@@ -31,68 +37,93 @@ fn pid_file(agent: &Agent, name: &str) -> i32 {
     }
 }
 
-/// Whether `pid` is still a live process (not a zombie).
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
-        Err(_) => false,
-    }
-}
-
-fn assert_all_dead(pids: &[i32], within: Duration) {
+fn assert_all_dead(marks: &[String], within: Duration) {
     let until = Instant::now() + within;
-    while pids.iter().any(|p| alive(*p)) {
+    while marks.iter().any(|m| marked_alive(m)) {
         assert!(
             Instant::now() < until,
             "still alive: {:?}",
-            pids.iter().filter(|p| alive(**p)).collect::<Vec<_>>()
+            marks.iter().filter(|m| marked_alive(m)).collect::<Vec<_>>()
         );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
 
-fn spawn(agent: &Agent, script: &str) -> Child {
-    agent.command(&[], &["sh", "-c", script]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+/// A script with [`MARK`] defined.
+fn script(body: &str) -> String {
+    format!("{MARK}\n{body}")
+}
+
+fn run_in(agent: &Agent, mode: Mode, cmd: &[&str]) -> Report {
+    Report::from(run(in_mode(&mut agent.command(&[], cmd), mode)))
+}
+
+fn spawn(agent: &Agent, mode: Mode, body: &str) -> Child {
+    in_mode(&mut agent.command(&[], &["sh", "-c", &script(body)]), mode)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 #[test]
 fn everything_the_program_started_dies_when_it_exits() {
-    let agent = Agent::new("orphans", POLICY);
-    let started = Instant::now();
-    // A background child, a double fork, a TERM-ignoring child, a stopped child, a setsid
-    // attempt: all left behind by a program that exits at once, all holding its output pipes.
-    let r = agent.run(&[
-        "sh",
-        "-c",
-        "cd ~/Link/Files
-         sleep 99 & echo $! > bg
-         (sleep 98 & echo $! > double) &
-         sh -c 'trap \"\" TERM; exec sleep 97' & echo $! > ignores_term
-         sleep 96 & echo $! > stopped; kill -STOP $!
-         setsid sleep 95 2>/dev/null & echo $! > setsid
-         sleep 0.2; echo done",
-    ]);
-    assert_eq!(r.code, Some(0), "{}", r.raw);
-    assert!(r.out().contains("done"));
-    assert!(started.elapsed() < Duration::from_secs(10), "the helper did not wait for the orphans' pipes");
-    let pids: Vec<i32> =
-        ["bg", "double", "ignores_term", "stopped", "setsid"].iter().map(|n| pid_file(&agent, n)).collect();
-    assert_all_dead(&pids, Duration::from_secs(2));
+    for mode in modes() {
+        let agent = Agent::new("orphans", POLICY);
+        let started = Instant::now();
+        // A background child, a double fork, a TERM-ignoring child, a stopped child, a setsid
+        // attempt: all left behind by a program that exits at once, all holding its output
+        // pipes. The script waits until each is marked, so the marks name live processes.
+        let r = run_in(
+            &agent,
+            mode,
+            &[
+                "sh",
+                "-c",
+                &script(
+                    "cd ~/Link/Files
+                     sleep 99 & mark $! > bg
+                     (sleep 98 & mark $! > double) &
+                     sh -c 'trap \"\" TERM; exec sleep 97' & mark $! > ignores_term
+                     sleep 96 & mark $! > stopped; kill -STOP $!
+                     setsid sleep 95 2>/dev/null & mark $! > setsid
+                     sleep 0.2; echo done",
+                ),
+            ],
+        );
+        assert_eq!(r.code, Some(0), "{mode:?}: {}", r.raw);
+        assert!(r.out().contains("done"));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{mode:?}: the helper waited for the orphans' pipes"
+        );
+        let marks: Vec<String> = ["bg", "double", "ignores_term", "stopped", "setsid"]
+            .iter()
+            .map(|n| mark_file(&agent, n))
+            .collect();
+        assert_all_dead(&marks, Duration::from_secs(2));
+    }
 }
 
 #[test]
 fn the_timeout_stops_everything_a_tenth_early_and_keeps_the_output() {
-    let agent = Agent::new("timeout", &POLICY.replace("timeout = 60", "timeout = 2"));
-    let started = Instant::now();
-    let r = agent.run(&["sh", "-c", "echo started; sleep 99 & echo $! > ~/Link/Files/child; wait"]);
-    let elapsed = started.elapsed();
-    assert_eq!(r.code, Some(124), "{}", r.raw);
-    assert_eq!(r.outcome(), "timed_out");
-    assert_eq!(r.json["timed_out"], true);
-    assert!(r.out().contains("started"), "what was printed so far comes back: {}", r.raw);
-    assert!(elapsed >= Duration::from_millis(1800), "stopped at 0.9 × 2 s, not before: {elapsed:?}");
-    assert!(elapsed < Duration::from_secs(5), "and returned promptly: {elapsed:?}");
-    assert_all_dead(&[pid_file(&agent, "child")], Duration::from_secs(2));
+    for mode in modes() {
+        let agent = Agent::new("timeout", &POLICY.replace("timeout = 60", "timeout = 2"));
+        let started = Instant::now();
+        let r = run_in(
+            &agent,
+            mode,
+            &["sh", "-c", &script("echo started; sleep 99 & mark $! > ~/Link/Files/child; wait")],
+        );
+        let elapsed = started.elapsed();
+        assert_eq!(r.code, Some(124), "{mode:?}: {}", r.raw);
+        assert_eq!(r.outcome(), "timed_out");
+        assert_eq!(r.json["timed_out"], true);
+        assert!(r.out().contains("started"), "what was printed so far comes back: {}", r.raw);
+        assert!(elapsed >= Duration::from_millis(1800), "stopped at 0.9 × 2 s, not before: {elapsed:?}");
+        assert!(elapsed < Duration::from_secs(5), "and returned promptly: {elapsed:?}");
+        assert_all_dead(&[mark_file(&agent, "child")], Duration::from_secs(2));
+    }
 }
 
 #[test]
@@ -106,17 +137,20 @@ fn the_timeout_holds_when_a_grandchild_keeps_the_pipes_open() {
 }
 
 fn stop_with(signal: i32, expected_code: i32) {
-    let agent = Agent::new("stop", POLICY);
-    let child = spawn(&agent, "sleep 99 & echo $! > ~/Link/Files/child; echo ready; wait");
-    let pid = pid_file(&agent, "child");
-    // SAFETY: signals the helper this test started.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
-    let out = child.wait_with_output().unwrap();
-    let r = Report::from(out);
-    assert_eq!(r.code, Some(expected_code), "{}", r.raw);
-    assert_eq!(r.outcome(), "stopped");
-    assert_eq!(r.json["stop_signal"], signal);
-    assert_all_dead(&[pid], Duration::from_secs(2));
+    for mode in modes() {
+        let agent = Agent::new("stop", POLICY);
+        let child = spawn(&agent, mode, "sleep 99 & mark $! > ~/Link/Files/child; echo ready; wait");
+        let mark = mark_file(&agent, "child");
+        assert!(marked_alive(&mark), "{mode:?}: the mark {mark:?} names the live child");
+        // SAFETY: signals the helper this test started.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+        let out = child.wait_with_output().unwrap();
+        let r = Report::from(out);
+        assert_eq!(r.code, Some(expected_code), "{mode:?}: {}", r.raw);
+        assert_eq!(r.outcome(), "stopped");
+        assert_eq!(r.json["stop_signal"], signal);
+        assert_all_dead(&[mark], Duration::from_secs(2));
+    }
 }
 
 #[test]
@@ -131,19 +165,41 @@ fn sigint_to_the_helper_stops_everything() {
 
 #[test]
 fn nothing_survives_the_helper_being_killed() {
-    let agent = Agent::new("sigkill", POLICY);
-    let mut child = spawn(
-        &agent,
-        "cd ~/Link/Files; echo $$ > leader; sleep 99 & echo $! > bg; (sleep 98 & echo $! > double) & echo $TMPDIR > tmp; wait",
-    );
-    let pids = [pid_file(&agent, "leader"), pid_file(&agent, "bg"), pid_file(&agent, "double")];
-    let tmp = PathBuf::from(std::fs::read_to_string(agent.home.join("Link/Files/tmp")).unwrap().trim());
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert_all_dead(&pids, Duration::from_secs(3));
-    // The killed call's tmp folder is removed by the next call.
-    let _ = agent.run(&["sh", "-c", "true"]);
-    assert!(!tmp.exists(), "{} should have been swept", tmp.display());
+    for mode in modes() {
+        let agent = Agent::new("sigkill", POLICY);
+        // A file in the call's tmp, found from outside afterwards by its unique name.
+        let token = format!("killed-call-{}-{mode:?}", std::process::id());
+        let mut child = spawn(
+            &agent,
+            mode,
+            &format!(
+                "cd ~/Link/Files; echo > $TMPDIR/{token}; mark $$ > leader; sleep 99 & mark $! > bg; (sleep 98 & mark $! > double) & wait"
+            ),
+        );
+        let marks = [mark_file(&agent, "leader"), mark_file(&agent, "bg"), mark_file(&agent, "double")];
+        assert!(marks.iter().all(|m| marked_alive(m)), "{mode:?}: the marks name live processes: {marks:?}");
+        let left = || calls_holding(&token);
+        assert_eq!(left().len(), 1, "{mode:?}: the call's tmp holds the file");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_all_dead(&marks, Duration::from_secs(3));
+        // The killed call's tmp folder is removed by the next call.
+        let _ = run_in(&agent, mode, &["sh", "-c", "true"]);
+        assert!(left().is_empty(), "{mode:?}: {:?} should have been swept", left());
+    }
+}
+
+/// The call tmp folders (of this user, under the base in `$TMPDIR`) holding a file `name`, at
+/// their top or in their `tmp` (the own world's /tmp).
+fn calls_holding(name: &str) -> Vec<PathBuf> {
+    let base = std::env::temp_dir().join(format!("lnk-{}", rustix::process::geteuid().as_raw()));
+    std::fs::read_dir(&base)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|call| call.join(name).exists() || call.join("tmp").join(name).exists())
+        .collect()
 }
 
 #[test]

@@ -253,11 +253,12 @@ impl Sandbox {
             }
         };
         let mut write_roots: Vec<(PathBuf, OwnedFd)> = Vec::new();
+        let mut read_roots: Vec<(PathBuf, OwnedFd)> = Vec::new();
         for (dirs, writable) in [(&req.flags.read, false), (&req.flags.write, true)] {
             for dir in dirs {
                 match grants::open_no_symlinks(dir, true) {
                     Ok(Some(fd)) if writable => write_roots.push((dir.clone(), fd)),
-                    Ok(Some(fd)) => ruleset = add(ruleset, fd, read_rights(), Kind::Folder)?,
+                    Ok(Some(fd)) => read_roots.push((dir.clone(), fd)),
                     Ok(None) => missing_grants.push(dir.clone()),
                     Err(e) => return Err(Refusal::refused(e.to_string())),
                 }
@@ -273,10 +274,13 @@ impl Sandbox {
         }
         let world = match mode {
             WorldMode::OwnWorld { user_namespace } => {
-                let roots: Vec<(PathBuf, &OwnedFd)> =
-                    write_roots.iter().map(|(p, fd)| (p.clone(), fd)).collect();
-                let (world, shown) =
-                    World::new(user_namespace, &roots, req.private_tmp).map_err(Refusal::kernel)?;
+                let (world, shown) = World::new(
+                    user_namespace,
+                    &borrowed(&write_roots),
+                    &borrowed(&read_roots),
+                    req.private_tmp,
+                )
+                .map_err(Refusal::kernel)?;
                 // The folders shown at /tmp and /dev/shm, granted like the call's tmp.
                 for fd in shown {
                     ruleset = add(ruleset, fd, write_rights() | AccessFs::MakeSock, Kind::Folder)?;
@@ -289,6 +293,9 @@ impl Sandbox {
         // beneath its write grants (`./run.sh`, `gcc a.c && ./a.out`, `venv/bin/python`).
         let any_program = req.flags.commands == Commands::Any && req.flags.tool == Tool::Run;
         let (home, home_is_temporary) = program_home(req, own_world)?;
+        for (_, fd) in read_roots {
+            ruleset = add(ruleset, fd, read_rights(), Kind::Folder)?;
+        }
         for (path, fd) in write_roots {
             let mut rights = write_rights();
             if path == req.private_tmp {
@@ -389,6 +396,10 @@ impl Sandbox {
         }
         Ok(())
     }
+}
+
+fn borrowed(roots: &[(PathBuf, OwnedFd)]) -> Vec<(PathBuf, &OwnedFd)> {
+    roots.iter().map(|(p, fd)| (p.clone(), fd)).collect()
 }
 
 /// The program's `HOME`: the caller's when a grant reaches it (git and many tools fail hard on

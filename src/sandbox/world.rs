@@ -96,6 +96,12 @@ impl WorldMode {
 /// Finds the mode this process gets, by making the namespaces in a short-lived child. The
 /// second part says why the own world is out of reach (for the report and `status`).
 pub fn probe() -> (WorldMode, Option<String>) {
+    // Test builds only: the suite runs its lifetime and background tests in both modes, where
+    // simulating a kernel (as the escape tests do) cannot wrap the process they signal.
+    #[cfg(feature = "fault-points")]
+    if std::env::var_os("LNK_TEST_LANDLOCK_ONLY").is_some() {
+        return (WorldMode::LandlockOnly, Some("LNK_TEST_LANDLOCK_ONLY is set (a test build)".into()));
+    }
     let maps = IdMaps::for_self();
     let own = WorldMode::OwnWorld { user_namespace: true };
     let user =
@@ -159,6 +165,9 @@ pub struct World {
     /// Folders of the call's tmp shown at `/tmp` and `/dev/shm`.
     tmp: KnownFolder,
     shm: KnownFolder,
+    /// Grants beneath `/tmp` or `/dev/shm`, which the call's own would hide: shown again at
+    /// their paths inside it (none beneath another).
+    covered: Vec<KnownFolder>,
     /// Room for the detached clones of the write roots, allocated before the fork.
     clones: Vec<OwnedFd>,
 }
@@ -172,6 +181,7 @@ impl World {
     pub fn new(
         user_namespace: bool,
         roots: &[(PathBuf, &OwnedFd)],
+        read_roots: &[(PathBuf, &OwnedFd)],
         private_tmp: &Path,
     ) -> Result<(World, [OwnedFd; 2]), String> {
         let mut kept: Vec<KnownFolder> = Vec::new();
@@ -193,8 +203,23 @@ impl World {
             Ok((KnownFolder::new(&path, &fd)?, fd))
         };
         let ((tmp, tmp_fd), (shm, shm_fd)) = (inner("tmp")?, inner("shm")?);
-        let clones = Vec::with_capacity(kept.len());
-        let world = World { user_namespace, maps: IdMaps::for_self(), roots: kept, tmp, shm, clones };
+        let hidden =
+            |p: &Path| (p.starts_with("/tmp") || p.starts_with("/dev/shm")) && !p.starts_with(private_tmp);
+        let grants: Vec<&(PathBuf, &OwnedFd)> =
+            roots.iter().chain(read_roots).filter(|(p, _)| hidden(p)).collect();
+        let mut covered = Vec::new();
+        for (path, fd) in &grants {
+            if grants.iter().any(|(other, _)| other != path && path.starts_with(other)) {
+                continue;
+            }
+            let folder = KnownFolder::new(path, fd)?;
+            if !covered.iter().any(|c: &KnownFolder| c.path == folder.path) {
+                covered.push(folder);
+            }
+        }
+        let clones = Vec::with_capacity(kept.len() + covered.len());
+        let world =
+            World { user_namespace, maps: IdMaps::for_self(), roots: kept, tmp, shm, covered, clones };
         Ok((world, [tmp_fd, shm_fd]))
     }
 
@@ -244,6 +269,15 @@ impl World {
             put(mount, &open_verified(&root, write_root)?)?;
         }
         self.clones.clear();
+        // Grants the call's /tmp is about to hide, cloned now (recursively, so a write grant
+        // inside a read grant stays writable) and shown again inside it below.
+        for folder in &self.covered {
+            let mount = clone(&open_verified(&root, folder)?)?;
+            if self.clones.len() == self.clones.capacity() {
+                return Err("more clones than grants");
+            }
+            self.clones.push(mount);
+        }
         // The call's own /tmp and /dev/shm: folders of its tmp (read-write clones, now in
         // place). Both are cloned before either is shown, since the call's tmp usually lies
         // beneath the /tmp it is about to cover.
@@ -259,11 +293,38 @@ impl World {
             };
             put(&mount, &target)?;
         }
+        for (folder, mount) in self.covered.iter().zip(&self.clones) {
+            put(mount, &make_folders(&root, folder.path.as_bytes())?)?;
+        }
+        self.clones.clear();
         crate::sys::mount_proc().map_err(|_| "cannot mount /proc for the call's pid namespace")?;
         crate::sys::bring_loopback_up().map_err(|_| "cannot bring loopback up")?;
         rustix::fs::open(c"/proc", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
             .map_err(|_| "cannot open the new /proc")
     }
+}
+
+/// Makes the folders of `path` (relative to `root`, in the call's own /tmp or /dev/shm) that do
+/// not exist yet, never following a link, and returns the last. Allocation-free: components are
+/// copied into a buffer on the stack.
+fn make_folders(root: &OwnedFd, path: &[u8]) -> Result<OwnedFd, &'static str> {
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut dir = rustix::fs::openat(root, c".", flags, Mode::empty()).map_err(|_| "cannot open /")?;
+    for component in path.split(|b| *b == b'/').filter(|c| !c.is_empty()) {
+        let mut name = [0u8; 256];
+        if component.len() >= name.len() || component == b".." {
+            return Err("a grant's path has a component lnk cannot show again");
+        }
+        name[..component.len()].copy_from_slice(component);
+        let name = std::ffi::CStr::from_bytes_until_nul(&name).map_err(|_| "a NUL in a grant's path")?;
+        match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o700)) {
+            Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+            Err(_) => return Err("cannot make a mount point for a grant in the call's /tmp"),
+        }
+        dir = rustix::fs::openat(&dir, name, flags, Mode::empty())
+            .map_err(|_| "cannot open a mount point for a grant in the call's /tmp")?;
+    }
+    Ok(dir)
 }
 
 /// Opens a folder beneath `/` without following links, and checks it is the folder the helper

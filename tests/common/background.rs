@@ -175,15 +175,20 @@ impl TestBridge {
     }
 }
 
-/// Waits for a pid the sandboxed command wrote to `path` (a shell creates the file before it
-/// writes the number, so an empty read is retried).
+/// Waits for the mark (see [`MARK`]) the sandboxed command wrote to `path` of a process that is
+/// alive, and returns its host pid.
 pub fn read_pid(path: &Path) -> i32 {
     let until = Instant::now() + Duration::from_secs(30);
     loop {
-        if let Some(pid) = std::fs::read_to_string(path).ok().and_then(|t| t.trim().parse().ok()) {
-            return pid;
+        if let Some(mark) = std::fs::read_to_string(path).ok().filter(|t| t.ends_with('\n')) {
+            return host_pid(&mark).unwrap_or_else(|| panic!("the marked process {mark:?} is not running"));
         }
         assert!(Instant::now() < until, "no pid in {}", path.display());
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// `body`, a shell script, with [`MARK`] defined.
+pub fn marked(body: &str) -> String {
+    format!("{MARK}\n{body}")
 }

@@ -273,3 +273,66 @@ impl Agent {
         reports
     }
 }
+
+/// The two modes a call can get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    OwnWorld,
+    LandlockOnly,
+}
+
+/// The modes to run a lifetime or background test in: the own world where this machine gives
+/// it (required in CI), and the Landlock-only mode, forced in the test build by
+/// `LNK_TEST_LANDLOCK_ONLY` (the lifetime tests signal lnk itself, which a simulated kernel
+/// would wrap).
+pub fn modes() -> Vec<Mode> {
+    let mut modes = Vec::new();
+    if require(own_world_here(), "the call's own world (user namespaces that can mount)") {
+        modes.push(Mode::OwnWorld);
+    }
+    modes.push(Mode::LandlockOnly);
+    modes
+}
+
+/// Sets `cmd` up to get `mode`.
+pub fn in_mode(cmd: &mut Command, mode: Mode) -> &mut Command {
+    match mode {
+        Mode::OwnWorld => cmd.env_remove("LNK_TEST_LANDLOCK_ONLY"),
+        Mode::LandlockOnly => cmd.env("LNK_TEST_LANDLOCK_ONLY", "1"),
+    }
+}
+
+/// A shell function for sandboxed scripts: `mark PID` prints what a test needs to find that
+/// process from outside. Without a pid namespace that is its pid; in the call's own world, its
+/// pid there and its start time (clock ticks since boot, the same in every namespace), which
+/// [`host_pid`] matches against the host's processes.
+pub const MARK: &str = r#"mark() { if [ -r /proc/self/stat ]; then read -r s < /proc/$1/stat; set -- $1 $s; echo "$1 ${23}"; else echo "$1"; fi; }"#;
+
+/// The host pid of a process [`MARK`] described, if it is still there.
+pub fn host_pid(mark: &str) -> Option<i32> {
+    let fields: Vec<&str> = mark.split_whitespace().collect();
+    match fields[..] {
+        [pid] => pid.parse().ok(),
+        [inner, start] => std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let status = std::fs::read_to_string(e.path().join("status")).ok()?;
+            let nspid = status.lines().find_map(|l| l.strip_prefix("NSpid:"))?;
+            if nspid.split_whitespace().last()? != inner {
+                return None;
+            }
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let after_name = stat.rsplit(')').next()?;
+            // Fields after the name start at field 3; the start time is field 22.
+            (after_name.split_whitespace().nth(19)? == start).then_some(pid)
+        }),
+        _ => panic!("not a mark: {mark:?}"),
+    }
+}
+
+/// Whether the process [`MARK`] described is still a live process (not a zombie).
+pub fn marked_alive(mark: &str) -> bool {
+    host_pid(mark).is_some_and(|pid| match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Err(_) => false,
+    })
+}
