@@ -182,17 +182,17 @@ say("survived", "yes")
 }
 
 #[test]
-fn no_sockets_without_internet() {
+fn sockets_only_in_a_network_namespace_of_the_calls_own() {
     if !x86_64() {
         return;
     }
     let agent = Agent::new("sockets", POLICY);
-    let r = agent.python(
+    let reports = agent.python_in_each_mode(
         r#"
 for name, fam, typ, proto in [
     ("inet_tcp", 2, 1, 0), ("inet_udp", 2, 2, 0), ("inet6_tcp", 10, 1, 0), ("mptcp", 2, 1, 262),
-    ("sctp", 2, 1, 132), ("raw_icmp", 2, 3, 1), ("unix_stream", 1, 1, 0), ("unix_dgram", 1, 2, 0),
-    ("netlink", 16, 3, 0), ("packet", 17, 3, 0), ("vsock", 40, 1, 0),
+    ("sctp", 2, 1, 132), ("raw_icmp", 2, 3, 1), ("ping", 2, 2, 1), ("unix_stream", 1, 1, 0),
+    ("unix_dgram", 1, 2, 0), ("netlink", 16, 3, 0), ("packet", 17, 3, 0), ("vsock", 40, 1, 0),
 ]:
     say(name, sc(41, fam, typ, proto))
 sv = (ctypes.c_int * 2)()
@@ -200,27 +200,47 @@ say("pair_stream", sc(53, 1, 1 | 0x80000, 0, ctypes.addressof(sv)))
 say("pair_seqpacket", sc(53, 1, 5, 0, ctypes.addressof(sv)))
 say("pair_dgram", sc(53, 1, 2, 0, ctypes.addressof(sv)))
 say("pair_inet", sc(53, 2, 1, 0, ctypes.addressof(sv)))
+def out():
+    s = socket.socket(); s.settimeout(2); s.connect(("192.0.2.1", 80))
+say("connect_out", attempt(out))
+def local():
+    srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen()
+    c = socket.create_connection(srv.getsockname(), timeout=2); a, _ = srv.accept()
+    c.sendall(b"hi"); assert a.recv(2) == b"hi"
+say("loopback_server", attempt(local))
 "#,
     );
-    for name in [
-        "inet_tcp",
-        "inet_udp",
-        "inet6_tcp",
-        "mptcp",
-        "sctp",
-        "raw_icmp",
-        "unix_stream",
-        "unix_dgram",
-        "netlink",
-        "packet",
-        "vsock",
-        "pair_dgram",
-        "pair_inet",
-    ] {
-        r.assert_said(name, "EPERM");
+    for (mode, r) in reports {
+        let inet = if mode == "own-world" { "ok" } else { "EPERM" };
+        for name in ["inet_tcp", "inet_udp", "inet6_tcp"] {
+            assert_eq!(r.said(name), inet, "{mode}: {name}");
+        }
+        for name in [
+            "mptcp",
+            "sctp",
+            "raw_icmp",
+            "ping",
+            "unix_stream",
+            "unix_dgram",
+            "netlink",
+            "packet",
+            "vsock",
+            "pair_dgram",
+            "pair_inet",
+        ] {
+            assert_eq!(r.said(name), "EPERM", "{mode}: {name}");
+        }
+        assert_eq!(r.said("pair_stream"), "ok", "{mode}");
+        assert_eq!(r.said("pair_seqpacket"), "ok", "{mode}");
+        if mode == "own-world" {
+            // Its own loopback, and nothing beyond it.
+            assert_eq!(r.said("connect_out"), "ENETUNREACH", "{mode}");
+            assert_eq!(r.said("loopback_server"), "ok", "{mode}");
+        } else {
+            assert_eq!(r.said("connect_out"), "EPERM", "{mode}");
+            assert_eq!(r.said("loopback_server"), "EPERM", "{mode}");
+        }
     }
-    r.assert_said("pair_stream", "ok");
-    r.assert_said("pair_seqpacket", "ok");
 }
 
 #[test]
@@ -261,37 +281,61 @@ fn nothing_outside_the_sandbox_can_be_signalled_traced_or_read() {
     let mut sentinel = std::process::Command::new("sleep").arg("30").spawn().unwrap();
     let pid = sentinel.id();
     let agent = Agent::new("scopes", POLICY);
-    let r = agent.python(&format!(
+    let reports = agent.python_in_each_mode(&format!(
         r#"
 import signal
 pid = {pid}
 ppid = os.getppid()
 say("kill_sentinel", attempt(lambda: os.kill(pid, signal.SIGKILL)))
-say("kill_keeper", attempt(lambda: os.kill(ppid, signal.SIGKILL)))
+say("kill_parent", attempt(lambda: os.kill(ppid, signal.SIGKILL)))
 pidfd = libc.syscall(ctypes.c_long(434), ctypes.c_long(pid), ctypes.c_long(0))
 say("pidfd_send_signal", sc(424, pidfd, 9, 0, 0))
+parent_fd = libc.syscall(ctypes.c_long(434), ctypes.c_long(ppid), ctypes.c_long(0))
+say("pidfd_signal_parent", sc(424, parent_fd, 9, 0, 0))
 say("ptrace_attach", sc(101, 16, pid, 0, 0))
+say("ptrace_parent", sc(101, 16, ppid, 0, 0))
 say("environ", attempt(lambda: open(f"/proc/{{pid}}/environ", "rb").read()))
 say("mem", attempt(lambda: open(f"/proc/{{ppid}}/mem", "rb").read(1)))
-say("keeper_environ", attempt(lambda: open(f"/proc/{{ppid}}/environ", "rb").read()))
+say("parent_environ", attempt(lambda: open(f"/proc/{{ppid}}/environ", "rb").read()))
 say("own_environ", attempt(lambda: open("/proc/self/environ", "rb").read(1)))
 say("cmdline", attempt(lambda: open(f"/proc/{{pid}}/cmdline", "rb").read()))
-say("list_proc", attempt(lambda: os.listdir("/proc")))
+say("list_proc", attempt(lambda: sorted(int(p) for p in os.listdir("/proc") if p.isdigit())))
+try:
+    say("pids", sorted(int(p) for p in os.listdir("/proc") if p.isdigit()))
+except OSError:
+    say("pids", "none")
 say("cpuinfo", attempt(lambda: open("/proc/cpuinfo").read(1)))
 "#
     ));
-    r.assert_said("kill_sentinel", "EPERM");
-    r.assert_said("kill_keeper", "EPERM");
-    r.assert_said("pidfd_send_signal", "EPERM");
-    r.assert_said("ptrace_attach", "EPERM");
-    r.assert_said("environ", "EACCES");
-    r.assert_said("mem", "EACCES");
-    r.assert_said("keeper_environ", "EACCES");
-    // No /proc/<pid> at all, not even the program's own; system-wide figures stay readable.
-    r.assert_said("own_environ", "EACCES");
-    r.assert_said("cmdline", "EACCES");
-    r.assert_said("list_proc", "EACCES");
-    r.assert_said("cpuinfo", "ok");
+    for (mode, r) in reports {
+        // The program's parent: the keeper, or the world's pid 1; outside the Landlock domain
+        // either way, so neither signal nor ptrace nor its /proc files reach it.
+        for name in ["kill_parent", "pidfd_signal_parent", "ptrace_parent", "ptrace_attach"] {
+            assert_eq!(r.said(name), "EPERM", "{mode}: {name}");
+        }
+        for name in ["mem", "parent_environ"] {
+            assert_eq!(r.said(name), "EACCES", "{mode}: {name}");
+        }
+        assert_eq!(r.said("cpuinfo"), "ok", "{mode}");
+        if mode == "own-world" {
+            // A pid namespace of its own: the sentinel (and the harness) do not exist there;
+            // its own /proc shows its own processes only (the world's pid 1, itself).
+            assert_eq!(r.said("kill_sentinel"), "ESRCH", "{mode}");
+            assert_eq!(r.said("pidfd_send_signal"), "EBADF", "{mode}: pidfd_open found no such process");
+            for name in ["environ", "cmdline"] {
+                assert_eq!(r.said(name), "ENOENT", "{mode}: {name}");
+            }
+            assert_eq!(r.said("own_environ"), "ok", "{mode}");
+            assert_eq!(r.said("pids"), "[1, 2]", "{mode}");
+        } else {
+            assert_eq!(r.said("kill_sentinel"), "EPERM", "{mode}");
+            assert_eq!(r.said("pidfd_send_signal"), "EPERM", "{mode}");
+            // No /proc/<pid> at all, not even the program's own; system-wide figures only.
+            for name in ["environ", "own_environ", "cmdline", "list_proc"] {
+                assert_eq!(r.said(name), "EACCES", "{mode}: {name}");
+            }
+        }
+    }
     assert!(sentinel.try_wait().unwrap().is_none(), "the process outside the sandbox still runs");
     sentinel.kill().unwrap();
     sentinel.wait().unwrap();

@@ -130,42 +130,66 @@ fn files_are_reached_only_as_granted() {
     let agent = Agent::new("files", PY);
     let outside = agent.dir.file("outside.txt", "secret");
     std::fs::write(agent.home.join("readable.txt"), "hello").unwrap();
-    let r = agent.python(&format!(
+    let script = format!(
         r#"
 home = os.path.expanduser("~")
+files = home + "/Link/Files"
 say("read_home", open(home + "/readable.txt").read())
 say("read_outside", attempt(lambda: open("{outside}").read()))
 say("write_home", attempt(lambda: open(home + "/new.txt", "w").write("x")))
-say("write_files", attempt(lambda: open(home + "/Link/Files/new.txt", "w").write("x")))
+say("write_files", attempt(lambda: open(files + "/new.txt", "w").write("x")))
 say("truncate_readonly", attempt(lambda: os.truncate(home + "/readable.txt", 0)))
-say("rename_out", attempt(lambda: os.rename(home + "/Link/Files/new.txt", home + "/moved.txt")))
-say("symlink", attempt(lambda: os.symlink("/etc/passwd", home + "/Link/Files/link")))
-say("fifo", attempt(lambda: os.mkfifo(home + "/Link/Files/fifo")))
-say("mknod_sock", attempt(lambda: os.mknod(home + "/Link/Files/sock", 0o600 | 0o140000)))
+say("rename_out", attempt(lambda: os.rename(files + "/new.txt", home + "/moved.txt")))
+say("symlink", attempt(lambda: os.symlink("/etc/passwd", files + "/link")))
+say("write_through_link", attempt(lambda: open(files + "/link", "w")))
+say("fifo", attempt(lambda: os.mkfifo(files + "/fifo")))
+say("mknod_sock", attempt(lambda: os.mknod(files + "/sock", 0o600 | 0o140000)))
+say("mknod_sock_tmp", attempt(lambda: os.mknod(os.environ["TMPDIR"] + "/sock", 0o600 | 0o140000)))
+say("mknod_char", attempt(lambda: os.mknod(files + "/null", 0o600 | 0o020000, os.makedev(1, 3))))
+for leftover in ["link", "fifo"]:
+    if os.path.lexists(files + "/" + leftover):
+        os.unlink(files + "/" + leftover)
 say("write_etc", attempt(lambda: open("/etc/lnk-test", "w")))
 say("list_root_tmp", attempt(lambda: os.listdir("/tmp")))
 say("sys", attempt(lambda: os.listdir("/sys")))
 "#,
         outside = outside.display()
-    ));
-    // Outside the write grants Landlock refuses (EACCES); in the call's own world the read-only
-    // mount answers first (EROFS), and a rename out of a write grant crosses mounts (EXDEV).
-    let own_world = r.json["enforced"]["mode"] == "own-world";
-    let (write_refused, rename_refused) = if own_world { ("EROFS", "EXDEV") } else { ("EACCES", "EACCES") };
-    r.assert_said("read_home", "hello");
-    r.assert_said("read_outside", "EACCES");
-    r.assert_said("write_home", write_refused);
-    r.assert_said("write_files", "ok");
-    r.assert_said("truncate_readonly", write_refused);
-    r.assert_said("rename_out", rename_refused);
-    r.assert_said("symlink", "EACCES");
-    r.assert_said("fifo", "EACCES");
-    r.assert_said("mknod_sock", "EACCES");
-    r.assert_said("write_etc", write_refused);
-    r.assert_said("list_root_tmp", "EACCES");
-    r.assert_said("sys", "EACCES");
+    );
+    for (mode, r) in agent.python_in_each_mode(&script) {
+        // Outside the write grants Landlock refuses (EACCES); in the call's own world the
+        // read-only mount answers first (EROFS), and a rename out of a write grant crosses
+        // mounts (EXDEV).
+        let own_world = mode == "own-world";
+        let (write_refused, rename_refused) =
+            if own_world { ("EROFS", "EXDEV") } else { ("EACCES", "EACCES") };
+        let said =
+            |name: &str, expected: &str| assert_eq!(r.said(name), expected, "{mode}: {name}\n{}", r.err());
+        said("read_home", "hello");
+        // In the own world the call's /tmp hides what the harness keeps in its /tmp.
+        let hidden = own_world && outside.starts_with("/tmp");
+        said("read_outside", if hidden { "ENOENT" } else { "EACCES" });
+        said("write_home", write_refused);
+        said("write_files", "ok");
+        said("truncate_readonly", write_refused);
+        said("rename_out", rename_refused);
+        // Symlinks and FIFOs may be made in write grants; a link leads nowhere the program
+        // could not reach itself.
+        said("symlink", "ok");
+        said("write_through_link", write_refused);
+        said("fifo", "ok");
+        // Sockets only in the call's tmp; devices never.
+        said("mknod_sock", "EACCES");
+        // (The own world's /tmp takes none: there is no Unix socket to bind in the sandbox.)
+        said("mknod_sock_tmp", if own_world { "EACCES" } else { "ok" });
+        said("mknod_char", "EACCES");
+        said("write_etc", write_refused);
+        // The own world's /tmp is the call's own; without it, /tmp is out of reach.
+        said("list_root_tmp", if own_world { "ok" } else { "EACCES" });
+        said("sys", "EACCES");
+    }
     assert_eq!(std::fs::read_to_string(agent.home.join("Link/Files/new.txt")).unwrap(), "x");
     assert_eq!(std::fs::read_to_string(agent.home.join("readable.txt")).unwrap(), "hello");
+    assert_eq!(std::fs::read_to_string("/etc/passwd").map(|p| p.is_empty()).ok(), Some(false));
 }
 
 #[test]
@@ -202,15 +226,43 @@ fn a_write_grant_over_the_agents_records_is_refused() {
 
 #[test]
 fn each_call_has_a_fresh_private_tmp_removed_at_its_end() {
-    let agent = Agent::new("tmp", PY);
-    let r = agent.run(&["sh", "-c", "echo $TMPDIR; ls -A $TMPDIR; echo x > $TMPDIR/f && cat $TMPDIR/f"]);
-    let lines: Vec<&str> = r.out().lines().collect();
-    assert_eq!(lines.len(), 2, "a fresh, empty tmp, then the file written: {}", r.raw);
-    assert_eq!(lines[1], "x");
-    let tmp = std::path::Path::new(lines[0]);
-    assert!(!tmp.exists(), "the call's tmp is removed when it ends");
-    let r2 = agent.run(&["sh", "-c", "echo $TMPDIR"]);
-    assert_ne!(r2.out().trim(), lines[0], "each call gets its own");
+    for mode in modes() {
+        let agent = Agent::new("tmp", PY);
+        let token = format!("tmp-token-{}-{mode:?}", std::process::id());
+        let write = format!("echo $TMPDIR; ls -A $TMPDIR; echo x > $TMPDIR/{token} && cat $TMPDIR/{token}");
+        let r = Report::from(run(in_mode(&mut agent.command(&[], &["sh", "-c", &write]), mode)));
+        let lines: Vec<&str> = r.out().lines().collect();
+        assert_eq!(lines.last(), Some(&"x"), "{mode:?}: {}", r.raw);
+        // Fresh: nothing in it but, in the own world's /tmp, the folders that show grants the
+        // harness keeps beneath its own /tmp again (this test's agent lives there).
+        let listed = &lines[1..lines.len() - 1];
+        match mode {
+            Mode::OwnWorld => {
+                assert_eq!(lines[0], "/tmp", "{}", r.raw);
+                let top = agent
+                    .home
+                    .strip_prefix("/tmp")
+                    .ok()
+                    .and_then(|p| p.iter().next())
+                    .map(|c| c.to_string_lossy().into_owned());
+                assert!(listed.iter().all(|l| Some(l.to_string()) == top), "{mode:?}: not fresh: {listed:?}");
+            }
+            Mode::LandlockOnly => assert!(listed.is_empty(), "{mode:?}: not fresh: {listed:?}"),
+        }
+        // Gone when the call ends: no call folder of this user holds the file.
+        let base = std::env::temp_dir().join(format!("lnk-{}", rustix::process::geteuid().as_raw()));
+        let holding: Vec<_> = std::fs::read_dir(&base)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().join(&token).exists() || e.path().join("tmp").join(&token).exists())
+            .collect();
+        assert!(holding.is_empty(), "{mode:?}: the call's tmp is removed when it ends");
+        // And the next call does not see it.
+        let check = format!("test -e $TMPDIR/{token} && echo seen || echo fresh");
+        let r2 = Report::from(run(in_mode(&mut agent.command(&[], &["sh", "-c", &check]), mode)));
+        assert_eq!(r2.out().trim(), "fresh", "{mode:?}: {}", r2.raw);
+    }
 }
 
 #[test]

@@ -153,10 +153,9 @@ pub fn open_program(name: &str, out: &mut ExecFiles) -> Result<Option<PathBuf>, 
                 continue;
             }
             for folder in *folders {
-                match open_no_symlinks(Path::new(folder), true) {
-                    Ok(Some(fd)) => out.helper_folders.push(fd),
-                    // Absent on this system, or a link whose target holds other programs.
-                    Ok(None) | Err(_) => {}
+                // Absent on this system, or a link (whose target may hold other programs): skipped.
+                if let Ok(Some(fd)) = open_no_symlinks(Path::new(folder), true) {
+                    out.helper_folders.push(fd);
                 }
             }
         }

@@ -272,6 +272,9 @@ impl Sandbox {
                 ));
             }
         }
+        // Under `commands = ["*"]`, "any program" includes the ones the agent builds or installs
+        // beneath its write grants (`./run.sh`, `gcc a.c && ./a.out`, `venv/bin/python`).
+        let any_program = req.flags.commands == Commands::Any && req.flags.tool == Tool::Run;
         let world = match mode {
             WorldMode::OwnWorld { user_namespace } => {
                 let (world, shown) = World::new(
@@ -281,17 +284,21 @@ impl Sandbox {
                     req.private_tmp,
                 )
                 .map_err(Refusal::kernel)?;
-                // The folders shown at /tmp and /dev/shm, granted like the call's tmp.
+                // The folders shown at /tmp and /dev/shm. Not sockets: grants beneath the
+                // harness's /tmp are shown again inside the call's /tmp, and so beneath these
+                // rules too (their own mounts still make read grants read-only); and there is
+                // no Unix socket to bind in the sandbox anyway.
+                let mut shown_rights = write_rights();
+                if any_program {
+                    shown_rights |= AccessFs::Execute;
+                }
                 for fd in shown {
-                    ruleset = add(ruleset, fd, write_rights() | AccessFs::MakeSock, Kind::Folder)?;
+                    ruleset = add(ruleset, fd, shown_rights, Kind::Folder)?;
                 }
                 Some(world)
             }
             WorldMode::LandlockOnly => None,
         };
-        // Under `commands = ["*"]`, "any program" includes the ones the agent builds or installs
-        // beneath its write grants (`./run.sh`, `gcc a.c && ./a.out`, `venv/bin/python`).
-        let any_program = req.flags.commands == Commands::Any && req.flags.tool == Tool::Run;
         let (home, home_is_temporary) = program_home(req, own_world)?;
         for (_, fd) in read_roots {
             ruleset = add(ruleset, fd, read_rights(), Kind::Folder)?;
