@@ -129,8 +129,10 @@ pub struct ExecFiles {
 /// Folders of a program's own helper programs, which it runs by full path rather than through
 /// PATH, so they are executable when the program is: git's exec path (`git-remote-https` for
 /// `git clone https://…`, `git-upload-pack`, …). They are the program's own parts, installed
-/// with it by the system; nothing else in these folders.
-pub const HELPER_FOLDERS: &[(&str, &[&str])] = &[("git", &["/usr/lib/git-core", "/usr/libexec/git-core"])];
+/// with it; nothing else lives in these folders. Each is relative to the prefix of the PATH
+/// folder the program was found in (`/usr/bin/git` → `/usr/lib/git-core` on Debian,
+/// `/usr/libexec/git-core` elsewhere; `/usr/local/bin/git` → `/usr/local/libexec/git-core`).
+pub const HELPER_FOLDERS: &[(&str, &[&str])] = &[("git", &["lib/git-core", "libexec/git-core"])];
 
 /// Opens an allowed program by name through the system PATH folders, following the last link,
 /// and the dynamic loader it asks for. `Ok(None)` when no folder has it.
@@ -148,13 +150,14 @@ pub fn open_program(name: &str, out: &mut ExecFiles) -> Result<Option<PathBuf>, 
             continue;
         }
         add_with_loader(out, fd, (stat.st_dev, stat.st_ino))?;
-        for (program, folders) in HELPER_FOLDERS {
+        for (program, helper_folders) in HELPER_FOLDERS {
             if *program != name {
                 continue;
             }
-            for folder in *folders {
+            let prefix = Path::new(folder).parent().unwrap_or(Path::new("/"));
+            for helpers in *helper_folders {
                 // Absent on this system, or a link (whose target may hold other programs): skipped.
-                if let Ok(Some(fd)) = open_no_symlinks(Path::new(folder), true) {
+                if let Ok(Some(fd)) = open_no_symlinks(&prefix.join(helpers), true) {
                     out.helper_folders.push(fd);
                 }
             }

@@ -99,7 +99,7 @@ pub fn probe() -> (WorldMode, Option<String>) {
     // Test builds only: the suite runs its lifetime and background tests in both modes, where
     // simulating a kernel (as the escape tests do) cannot wrap the process they signal.
     #[cfg(feature = "fault-points")]
-    if std::env::var_os("LNK_TEST_LANDLOCK_ONLY").is_some() {
+    if std::env::var_os("LNK_TEST_LANDLOCK_ONLY").is_some_and(|v| !v.is_empty()) {
         return (WorldMode::LandlockOnly, Some("LNK_TEST_LANDLOCK_ONLY is set (a test build)".into()));
     }
     let maps = IdMaps::for_self();

@@ -1,0 +1,214 @@
+//! Ordinary agent work in the sandbox, in both modes: the call's own world (a `/tmp`, `/proc`,
+//! `/dev/shm` and loopback of its own) and the Landlock-only mode (which lacks those, and says
+//! so). As root and as an ordinary user (the suite runs twice).
+
+mod common;
+use common::*;
+
+use std::process::Command;
+
+const POLICY: &str = r#"commands = ["sh", "python3", "git", "ps", "ln", "mkfifo", "ls", "cat", "curl", "rm", "node", "grep", "cut"]
+[files]
+read = ["~"]
+write = ["~/Link/Files"]
+"#;
+
+fn run_in(agent: &Agent, mode: Mode, script: &str) -> Report {
+    Report::from(run(in_mode(&mut agent.command(&[], &["sh", "-c", script]), mode)))
+}
+
+/// The `name=value` lines a script printed, as `name` → `value`.
+fn said(r: &Report, name: &str) -> String {
+    r.said(name)
+}
+
+#[test]
+fn the_call_has_a_tmp_proc_and_shm_of_its_own_in_the_own_world_only() {
+    let token = format!("out-{}.txt", std::process::id());
+    for mode in modes() {
+        let agent = Agent::new("own-tmp", POLICY);
+        let script = format!(
+            r#"
+echo x > /tmp/{token} && echo "tmp_write=$(cat /tmp/{token})" || echo tmp_write=refused
+echo "proc_status=$(grep -c '^Pid:' /proc/self/status 2>/dev/null || echo refused)"
+echo "proc_fd=$(ls /proc/self/fd 2>/dev/null | grep -c . || echo refused)"
+echo "ps=$(ps -e -o pid= 2>/dev/null | grep -c . || echo refused)"
+python3 - <<'PY'
+import multiprocessing as mp
+def square(x):
+    return x * x
+try:
+    with mp.Pool(2) as pool:
+        total = sum(pool.map(square, range(10)))
+    q = mp.Queue(); q.put(7)
+    print(f"multiprocessing={{total}},{{q.get(timeout=5)}}")
+except OSError as e:
+    print(f"multiprocessing={{type(e).__name__}}")
+PY
+python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 &
+server=$!
+code=000; i=0
+while [ $i -lt 50 ] && [ "$code" != 200 ]; do code=$(curl -s -o /dev/null -w '%{{http_code}}' http://127.0.0.1:8765/); i=$((i+1)); sleep 0.1; done
+echo "local_server=$code"
+kill $server 2>/dev/null
+"#
+        );
+        let r = run_in(&agent, mode, &script);
+        let lacks = r.json["enforced"]["lacks"].as_array().unwrap().len();
+        match mode {
+            Mode::OwnWorld => {
+                assert_eq!(lacks, 0, "{}", r.raw);
+                assert_eq!(said(&r, "tmp_write"), "x");
+                assert_eq!(said(&r, "proc_status"), "1");
+                assert!(said(&r, "proc_fd").parse::<u32>().unwrap() >= 3, "{}", r.raw);
+                // ps sees the call's processes only: its pid 1, the shell, ps and the
+                // shell's subshell at most; never the harness's or the machine's.
+                let seen: u32 = said(&r, "ps").parse().unwrap();
+                assert!((2..=6).contains(&seen), "ps saw {seen} processes: {}", r.raw);
+                assert_eq!(said(&r, "multiprocessing"), "285,7", "{}", r.err());
+                assert_eq!(said(&r, "local_server"), "200", "{}", r.err());
+                // The next call's /tmp is empty of it.
+                let next = run_in(
+                    &agent,
+                    mode,
+                    &format!("test -e /tmp/{token} && echo again=seen || echo again=fresh"),
+                );
+                assert_eq!(said(&next, "again"), "fresh");
+            }
+            Mode::LandlockOnly => {
+                // What this mode lacks is said in the report, and refused, never faked.
+                assert!(lacks >= 4, "{}", r.raw);
+                assert_eq!(said(&r, "tmp_write"), "refused");
+                assert_eq!(said(&r, "proc_status"), "refused");
+                // ps finds no process: no /proc/<pid> is readable in this mode.
+                assert_eq!(said(&r, "ps"), "0");
+                assert_ne!(said(&r, "multiprocessing"), "285,7");
+                assert_eq!(said(&r, "local_server"), "000");
+            }
+        }
+    }
+}
+
+#[test]
+fn links_fifos_venvs_and_git_checkouts_work_in_write_grants() {
+    // A repository with a symlink and an executable file, made outside the sandbox.
+    let scratch = Scratch::new("own-repo");
+    let repo = scratch.join("repo");
+    let git = |args: &[&str], dir: &std::path::Path| {
+        let out = Command::new("git")
+            .args(["-c", "user.email=t@t", "-c", "user.name=t", "-c", "init.defaultBranch=main"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&["init", "-q"], &repo);
+    std::fs::write(repo.join("target.txt"), "linked\n").unwrap();
+    std::os::unix::fs::symlink("target.txt", repo.join("link.txt")).unwrap();
+    git(&["add", "."], &repo);
+    git(&["commit", "-q", "-m", "m"], &repo);
+    for mode in modes() {
+        let agent = Agent::new(
+            "own-links",
+            &POLICY.replace("read = [\"~\"]", &format!("read = [\"~\", \"{}\"]", scratch.path.display())),
+        );
+        let script = format!(
+            r#"
+cd ~/Link/Files
+ln -s target name && echo "symlink=$(ls -l name | grep -c -- '-> target')"
+mkfifo pipe && echo "fifo=$(ls -l pipe | cut -c1)"
+git clone -q {repo} checkout 2>&1 && echo "clone_link=$(cat checkout/link.txt)"
+node -e 'require("fs").symlinkSync("../lib/x.js", "bin-link"); console.log("node_link=" + require("fs").readlinkSync("bin-link"))'
+python3 -m venv --without-pip venv >/dev/null 2>&1; echo "venv=$(venv/bin/python -c 'import sys; print(sys.prefix != sys.base_prefix)' 2>&1)"
+"#,
+            repo = repo.display()
+        );
+        let r = run_in(&agent, mode, &script);
+        assert_eq!(said(&r, "symlink"), "1", "{mode:?}: {}", r.err());
+        assert_eq!(said(&r, "fifo"), "p", "{mode:?}: {}", r.err());
+        assert_eq!(said(&r, "node_link"), "../lib/x.js", "{mode:?}: {}", r.err());
+        match mode {
+            Mode::OwnWorld => {
+                assert_eq!(said(&r, "clone_link"), "linked", "{mode:?}: {}", r.err());
+                assert_eq!(said(&r, "venv"), "True", "{mode:?}: {}", r.err());
+            }
+            // git (its config lock) and venv (its scripts) set file modes, which the
+            // Landlock-only mode refuses everywhere (SECURITY.md: what that mode breaks).
+            Mode::LandlockOnly => {
+                assert!(r.out().contains("chmod"), "{mode:?}: {}", r.raw);
+                assert_ne!(said(&r, "venv"), "True", "{mode:?}");
+            }
+        }
+        let pipe = agent.home.join("Link/Files/pipe");
+        assert!(std::fs::symlink_metadata(&pipe).is_ok(), "{mode:?}: the FIFO is in the write grant");
+    }
+}
+
+#[test]
+fn git_works_without_a_readable_home_and_runs_its_own_helpers() {
+    let policy = r#"commands = ["sh", "git"]
+[files]
+write = ["~/Link/Files"]
+"#;
+    for mode in modes() {
+        let agent = Agent::new("own-git", policy);
+        // The home itself is not granted: git gets a home of the call's own, and the report
+        // says so. git's `remote-https` helper, in git's exec path, runs (the connection then
+        // fails: there is no network here).
+        let r = run_in(
+            &agent,
+            mode,
+            r#"cd ~/Link/Files 2>/dev/null || cd "$OLDPWD"
+git config --global user.name agent && echo "global_config=$(git config --global user.name)"
+git ls-remote https://127.0.0.1:9/x 2>&1 | grep -q "cannot exec\|remote helper" && echo https_helper=refused || echo https_helper=ran
+"#,
+        );
+        assert_eq!(r.json["enforced"]["home_is_temporary"], true, "{mode:?}: {}", r.raw);
+        assert_eq!(said(&r, "global_config"), "agent", "{mode:?}: {}", r.err());
+        assert_eq!(said(&r, "https_helper"), "ran", "{mode:?}: {}", r.err());
+        // The person's real home is untouched.
+        assert!(!agent.home.join(".gitconfig").exists());
+    }
+}
+
+#[test]
+fn any_program_includes_what_the_agent_builds() {
+    if !require(std::path::Path::new("/usr/bin/gcc").exists(), "gcc (to build a program in the sandbox)") {
+        return;
+    }
+    let policy = "commands = [\"*\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\n";
+    for mode in modes() {
+        let agent = Agent::new("own-any", policy);
+        let r = run_in(
+            &agent,
+            mode,
+            r#"cd ~/Link/Files
+python3 -c "import os; fd = os.open('run.sh', os.O_CREAT | os.O_WRONLY, 0o755); os.write(fd, b'#!/bin/sh\necho script-ran\n')"
+./run.sh
+printf 'int main(void){return 42;}\n' > a.c && gcc a.c -o a.out 2>&1; ./a.out; echo "built=$?"
+"#,
+        );
+        assert!(r.out().contains("script-ran"), "{mode:?}: {}", r.raw);
+        match mode {
+            Mode::OwnWorld => assert_eq!(said(&r, "built"), "42", "{mode:?}: {}", r.err()),
+            // The linker sets the executable bits with chmod, which the Landlock-only mode
+            // refuses everywhere (SECURITY.md: what that mode breaks); the program is refused,
+            // never run some other way.
+            Mode::LandlockOnly => assert_eq!(said(&r, "built"), "126", "{mode:?}: {}", r.err()),
+        }
+    }
+    // With a list, a program the agent builds is still refused by the kernel.
+    let listed = Agent::new(
+        "own-listed",
+        "commands = [\"sh\", \"cp\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\n",
+    );
+    let r = listed.run(&[
+        "sh",
+        "-c",
+        "cd ~/Link/Files && cp /bin/sh ./mysh && ./mysh -c 'echo escaped'; echo rc=$?",
+    ]);
+    assert!(!r.out().contains("escaped"), "{}", r.raw);
+    assert_eq!(said(&r, "rc"), "126", "{}", r.raw);
+}
