@@ -159,7 +159,8 @@ write = ["~/Link/Files"]
             mode,
             r#"cd ~/Link/Files 2>/dev/null || cd "$OLDPWD"
 git config --global user.name agent && echo "global_config=$(git config --global user.name)"
-git ls-remote https://127.0.0.1:9/x 2>&1 | grep -q "cannot exec\|remote helper" && echo https_helper=refused || echo https_helper=ran
+out=$(git ls-remote https://127.0.0.1:9/x 2>&1)
+case "$out" in *"unable to access"*) echo https_helper=ran;; *) echo "https_helper=$out";; esac
 "#,
         );
         assert_eq!(r.json["enforced"]["home_is_temporary"], true, "{mode:?}: {}", r.raw);
