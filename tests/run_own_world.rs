@@ -210,3 +210,18 @@ printf 'int main(void){return 42;}\n' > a.c && gcc a.c -o a.out 2>&1; ./a.out; e
     assert!(!r.out().contains("escaped"), "{}", r.raw);
     assert_eq!(said(&r, "rc"), "126", "{}", r.raw);
 }
+
+#[test]
+fn the_programs_own_end_is_reported_in_both_modes() {
+    for mode in modes() {
+        let agent = Agent::new("own-end", POLICY);
+        // In the own world the program is pid 2 below lnk's pid 1, whose own end is not the
+        // program's: the report must still carry the program's code or signal.
+        let exited = run_in(&agent, mode, "exit 7");
+        assert_eq!(exited.json["program_exit_code"], 7, "{mode:?}: {}", exited.raw);
+        assert_eq!(exited.outcome(), "exited");
+        let killed = run_in(&agent, mode, "kill -9 $$");
+        assert_eq!(killed.json["program_signal"], 9, "{mode:?}: {}", killed.raw);
+        assert_eq!(killed.outcome(), "signaled");
+    }
+}
