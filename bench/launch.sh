@@ -4,9 +4,14 @@
 #   execwrap /bin/true             one extra execve (../shared/bench/execwrap.c)
 #   lljail /bin/true               a minimal C launcher: pgid, no_new_privs, Landlock, seccomp
 #                                  (../shared/bench/lljail.c): the floor
-#   lnk sandbox run -- true        the embedded default (55 programs granted execute)
-#   lnk … --command true -- true   a sandbox allowing one program
-#   bwrap --ro-bind / / /bin/true  bubblewrap, for comparison
+#   lnk sandbox run -- true        the embedded default (55 programs granted execute), in the
+#                                  call's own world (user, mount, IPC, network, pid namespaces)
+#   lnk … --command true -- true   a sandbox allowing one program, own world
+#   the same two, Landlock-only    a test build (`--features fault-points`) with
+#                                  LNK_TEST_LANDLOCK_ONLY=1, the mode of a kernel without
+#                                  user namespaces
+#   bwrap --ro-bind / / /bin/true  bubblewrap, for comparison, and with the namespaces the own
+#                                  world has (--unshare-all, /proc, /dev, a /tmp of its own)
 # then the helper's RSS while its child sleeps, and a child printing 1 GiB (throughput beside a
 # bare pipe, and the helper's peak RSS).
 #
@@ -18,6 +23,8 @@ out=bench/out
 mkdir -p "$out"
 cargo build --release --quiet
 lnk=$PWD/target/release/lnk
+CARGO_TARGET_DIR=$PWD/target/bench-landlock-only cargo build --release --quiet --features fault-points
+lnk_ll=$PWD/target/bench-landlock-only/release/lnk
 gcc -O2 -o "$out/lljail" "$shared/bench/lljail.c"
 gcc -O2 -o "$out/execwrap" "$shared/bench/execwrap.c"
 
@@ -28,7 +35,11 @@ hyperfine -N --warmup 30 --runs 300 --export-json "$OLDPWD/$out/launch.json" \
   "$OLDPWD/$out/lljail /bin/true" \
   "$lnk sandbox run -- true" \
   "$lnk sandbox run --command true -- true" \
-  'bwrap --ro-bind / / /bin/true'
+  "env LNK_TEST_LANDLOCK_ONLY=1 $lnk_ll sandbox run -- true" \
+  "env LNK_TEST_LANDLOCK_ONLY=1 $lnk_ll sandbox run --command true -- true" \
+  "env $lnk sandbox run --command true -- true" \
+  'bwrap --ro-bind / / /bin/true' \
+  'bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev --tmpfs /tmp /bin/true'
 cd "$OLDPWD"
 
 python3 - "$out/launch.json" "$lnk" <<'PY'

@@ -94,7 +94,7 @@ impl KernelSupport {
             user_namespaces: skipped(),
             pidfd: skipped(),
             openat2: skipped(),
-            world: world::probe(),
+            world: world::probe_cached(),
         }
     }
 

@@ -173,6 +173,11 @@ fn keeper_main(
             program_main(sandbox, image, stdio, failure)
         }
         (Ok(Forked::Parent(pid)), _) => pid,
+        // Said on the failure pipe: in the own world this is where a kernel that refuses the
+        // namespaces shows (the keeper's group is only itself yet).
+        (Err(_), _) if sandbox.clone_flags().is_some() => {
+            fail_start(&failure, b'S', b"cannot make the call's namespaces (clone)")
+        }
         (Err(_), _) => die(rustix::io::Errno::AGAIN),
     };
     drop(stdio);

@@ -98,7 +98,7 @@ impl Drop for PrivateTmp {
 
 /// Opens (creating if needed) the per-user base folder, refusing one that is not the caller's,
 /// not private, or a symlink.
-fn open_private_base(base: &Path, uid: u32) -> Result<OwnedFd, String> {
+pub(crate) fn open_private_base(base: &Path, uid: u32) -> Result<OwnedFd, String> {
     match rustix::fs::mkdir(base, Mode::from_raw_mode(0o700)) {
         Ok(()) | Err(Errno::EXIST) => {}
         Err(e) => return Err(format!("cannot create {}: {e}", base.display())),

@@ -160,6 +160,8 @@ pub fn run(req: &RunRequest) -> Report {
             Outcome::Refused(code)
         }
         (Some(StartFailure::Sandbox(why)), ..) => {
+            // A kept answer that the own world can be made may be stale: probe next time.
+            crate::sandbox::world::forget_cached_probe();
             report.error = Some(format!("cannot enter the sandbox: {why}"));
             Outcome::Failed
         }

@@ -145,7 +145,11 @@ fn run_command(
                 if errno == libc::ENOENT { exit::NOT_FOUND } else { exit::REFUSED },
                 format!("cannot execute {}: {}", record.program, std::io::Error::from_raw_os_error(errno)),
             ),
-            StartFailure::Sandbox(why) => (exit::HELPER_FAILED, format!("cannot enter the sandbox: {why}")),
+            StartFailure::Sandbox(why) => {
+                // A kept answer that the own world can be made may be stale: probe next time.
+                crate::sandbox::world::forget_cached_probe();
+                (exit::HELPER_FAILED, format!("cannot enter the sandbox: {why}"))
+            }
         };
         let dummy: [lifetime::OutputSink<'_>; 2] = [(None, &mut |_| {}), (None, &mut |_| {})];
         let _ = group.wait(dummy, Instant::now(), Duration::ZERO, &stop_signals);

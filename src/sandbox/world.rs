@@ -93,6 +93,77 @@ impl WorldMode {
     }
 }
 
+/// The mode for a launch: [`probe`]'s answer, kept for the rest of the boot in the caller's
+/// private tmp base (`$TMPDIR/lnk-<uid>/world`, a folder only the caller can write), so a launch
+/// makes its namespaces once instead of twice. The answer is keyed by the boot, the user
+/// namespace and the effective uid. A stale answer can only make a call fail, never weaken it:
+/// were the kernel to refuse the namespaces after all, the call fails (125) and the answer is
+/// forgotten ([`forget_cached_probe`]), so the next call probes again.
+pub fn probe_cached() -> (WorldMode, Option<String>) {
+    #[cfg(feature = "fault-points")]
+    if std::env::var_os("LNK_TEST_LANDLOCK_ONLY").is_some_and(|v| !v.is_empty()) {
+        return probe();
+    }
+    let Some((base, key)) = cache_place() else { return probe() };
+    let read = rustix::fs::openat(&base, CACHE_NAME, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
+        .ok()
+        .and_then(|fd| {
+            let mut buf = [0u8; 256];
+            let n = rustix::io::read(&fd, &mut buf).ok()?;
+            String::from_utf8(buf[..n].to_vec()).ok()
+        });
+    let cached = read.as_deref().and_then(|text| text.strip_prefix(key.as_str())).and_then(|mode| match mode {
+        "own-world user\n" => Some(WorldMode::OwnWorld { user_namespace: true }),
+        "own-world root\n" => Some(WorldMode::OwnWorld { user_namespace: false }),
+        _ => None,
+    });
+    if let Some(mode) = cached {
+        return (mode, None);
+    }
+    let (mode, why) = probe();
+    // Only the own world is kept: the Landlock-only answer is probed each time, so a machine
+    // that gains user namespaces gets them at once.
+    let line = match mode {
+        WorldMode::OwnWorld { user_namespace: true } => Some("own-world user\n"),
+        WorldMode::OwnWorld { user_namespace: false } => Some("own-world root\n"),
+        WorldMode::LandlockOnly => None,
+    };
+    if let Some(line) = line {
+        let tmp_name = format!("{CACHE_NAME}.{}", std::process::id());
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        if let Ok(fd) = rustix::fs::openat(&base, tmp_name.as_str(), flags, Mode::from_raw_mode(0o600)) {
+            let written = rustix::io::write(&fd, format!("{key}{line}").as_bytes());
+            drop(fd);
+            if written.is_ok() {
+                let _ = rustix::fs::renameat(&base, tmp_name.as_str(), &base, CACHE_NAME);
+            }
+            let _ = rustix::fs::unlinkat(&base, tmp_name.as_str(), rustix::fs::AtFlags::empty());
+        }
+    }
+    (mode, why)
+}
+
+/// Forgets the kept answer of [`probe_cached`], after the namespaces it promised could not be
+/// made.
+pub fn forget_cached_probe() {
+    if let Some((base, _)) = cache_place() {
+        let _ = rustix::fs::unlinkat(&base, CACHE_NAME, rustix::fs::AtFlags::empty());
+    }
+}
+
+const CACHE_NAME: &str = "world";
+
+/// The private tmp base and the key of this boot, user namespace and uid.
+fn cache_place() -> Option<(OwnedFd, String)> {
+    let uid = rustix::process::geteuid().as_raw();
+    let base = std::env::temp_dir().join(format!("lnk-{uid}"));
+    let _ = rustix::fs::mkdir(&base, Mode::from_raw_mode(0o700));
+    let base = crate::private_tmp::open_private_base(&base, uid).ok()?;
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let userns = std::fs::read_link("/proc/self/ns/user").ok()?;
+    Some((base, format!("{} {} {uid} ", boot.trim(), userns.display())))
+}
+
 /// Finds the mode this process gets, by making the namespaces in a short-lived child. The
 /// second part says why the own world is out of reach (for the report and `status`).
 pub fn probe() -> (WorldMode, Option<String>) {
