@@ -63,16 +63,28 @@ pub fn open_no_symlinks(path: &Path, directory: bool) -> Result<Option<OwnedFd>,
     }
 }
 
+/// `/`, opened once per process: every grant is resolved beneath it.
+fn root() -> Result<&'static OwnedFd, Errno> {
+    static ROOT: std::sync::OnceLock<OwnedFd> = std::sync::OnceLock::new();
+    if let Some(root) = ROOT.get() {
+        return Ok(root);
+    }
+    let fd = rustix::fs::open("/", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+    Ok(ROOT.get_or_init(|| fd))
+}
+
 fn open_resolved(path: &Path, flags: OFlags) -> Result<OwnedFd, Errno> {
     let relative = path.strip_prefix("/").map_err(|_| Errno::INVAL)?;
-    let root = rustix::fs::open("/", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+    let root = root()?;
     let relative = if relative.as_os_str().is_empty() { Path::new(".") } else { relative };
     let how = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
     // openat2 may answer EAGAIN when a rename raced the lookup; a few tries settle it.
     for _ in 0..8 {
         match rustix::fs::openat2(&root, relative, flags, Mode::empty(), how) {
             Err(Errno::AGAIN) => continue,
-            Err(Errno::NOSYS) => return walk_no_symlinks(root, relative, flags),
+            Err(Errno::NOSYS) => {
+                return walk_no_symlinks(root.try_clone().map_err(|_| Errno::MFILE)?, relative, flags);
+            }
             other => return other,
         }
     }
@@ -246,4 +258,74 @@ mod tests {
         assert_eq!(files.files.len(), before, "each file is granted once");
         assert!(open_program("no-such-program-lnk", &mut files).unwrap().is_none());
     }
+}
+
+/// How much of a system folder every program may read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SystemRead {
+    /// Everything beneath it.
+    Whole,
+    /// Its listing only: a program folder, or a folder above one.
+    Listing,
+}
+
+/// The system folders every program may read, opened, with how much of each: `roots` whole,
+/// except that a program folder (`program_folders`) may only be listed, and a folder above one
+/// is listed and granted entry by entry around it. Landlock cannot subtract from a grant, so
+/// this is how "all of `/usr` but the files of `/usr/bin`" is said. Missing folders and links
+/// (`/bin` → `usr/bin`, whose target is granted on its own) are skipped.
+pub fn open_system_read(
+    roots: &[&str],
+    program_folders: &[&str],
+) -> Result<Vec<(OwnedFd, SystemRead)>, GrantError> {
+    let holds_programs = |dir: &Path| program_folders.iter().any(|p| Path::new(p).starts_with(dir));
+    let mut opened = Vec::new();
+    let mut pending: Vec<(PathBuf, OwnedFd)> = Vec::new();
+    for root in roots {
+        match open_no_symlinks(Path::new(root), false) {
+            Ok(Some(fd)) => pending.push((PathBuf::from(root), fd)),
+            Ok(None) | Err(GrantError::Symlink(_)) | Err(GrantError::WrongKind(..)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    while let Some((path, fd)) = pending.pop() {
+        if !holds_programs(&path) {
+            opened.push((fd, SystemRead::Whole));
+            continue;
+        }
+        let is_program_folder = program_folders.iter().any(|p| Path::new(p) == path);
+        if !is_program_folder {
+            let other = |e: Errno| GrantError::Other(path.clone(), std::io::Error::from(e).to_string());
+            let listing = rustix::fs::openat(
+                &fd,
+                ".",
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(other)?;
+            for entry in rustix::fs::Dir::read_from(&listing).map_err(other)? {
+                let entry = entry.map_err(other)?;
+                let name = entry.file_name();
+                if name == c"." || name == c".." {
+                    continue;
+                }
+                let child = rustix::fs::openat(
+                    &fd,
+                    name,
+                    OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(other)?;
+                let kind =
+                    rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&child).map_err(other)?.st_mode);
+                if kind == rustix::fs::FileType::Symlink {
+                    continue;
+                }
+                use std::os::unix::ffi::OsStrExt as _;
+                pending.push((path.join(std::ffi::OsStr::from_bytes(name.to_bytes())), child));
+            }
+        }
+        opened.push((fd, SystemRead::Listing));
+    }
+    Ok(opened)
 }

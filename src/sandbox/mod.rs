@@ -474,37 +474,14 @@ fn network_door(net: &InternetFlags, mode: WorldMode, why_not: Option<&str>) -> 
 /// where a listed program's file is granted on its own. The dynamic loader must be executable
 /// for any dynamic program, and run directly (`ld-linux-x86-64.so.2 /usr/bin/perl`) it maps
 /// whatever program file it can read; so an unlisted program must not be readable.
-///
-/// Landlock cannot subtract from a grant, so a system folder that holds a program folder is
-/// granted entry by entry, leaving the program folder out (`/usr` → `/usr/lib`, `/usr/share`, …,
-/// and `/usr/bin` for listing only).
 fn grant_system_read_except_programs(mut ruleset: RulesetCreated) -> Result<RulesetCreated, Refusal> {
-    let program_folders = crate::program_path::SYSTEM_PATH;
-    let holds_programs = |dir: &Path| program_folders.iter().any(|p| Path::new(p).starts_with(dir));
-    // Folders still to look at; each is either granted whole, or listed and split.
-    let mut pending: Vec<PathBuf> = SYSTEM_READ.iter().map(PathBuf::from).collect();
-    while let Some(dir) = pending.pop() {
-        let fd = match grants::open_no_symlinks(&dir, false) {
-            Ok(Some(fd)) => fd,
-            // Missing, or a link whose target is granted (or split) on its own.
-            Ok(None) | Err(GrantError::Symlink(_)) | Err(GrantError::WrongKind(..)) => continue,
-            Err(e) => return Err(Refusal::kernel(e.to_string())),
+    let folders = grants::open_system_read(SYSTEM_READ, crate::program_path::SYSTEM_PATH)
+        .map_err(|e| Refusal::kernel(e.to_string()))?;
+    for (fd, how) in folders {
+        ruleset = match how {
+            grants::SystemRead::Whole => add(ruleset, fd, read_rights(), Kind::Either)?,
+            grants::SystemRead::Listing => add(ruleset, fd, AccessFs::ReadDir.into(), Kind::Folder)?,
         };
-        if !holds_programs(&dir) {
-            ruleset = add(ruleset, fd, read_rights(), Kind::Either)?;
-            continue;
-        }
-        // A program folder, or a folder above one: listable, and its entries looked at one by one.
-        ruleset = add(ruleset, fd, AccessFs::ReadDir.into(), Kind::Folder)?;
-        if program_folders.iter().any(|p| Path::new(p) == dir) {
-            continue;
-        }
-        let entries = std::fs::read_dir(&dir)
-            .map_err(|e| Refusal::kernel(format!("cannot list {}: {e}", dir.display())))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| Refusal::kernel(format!("cannot list {}: {e}", dir.display())))?;
-            pending.push(dir.join(entry.file_name()));
-        }
     }
     Ok(ruleset)
 }

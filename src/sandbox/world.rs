@@ -105,18 +105,24 @@ pub fn probe_cached() -> (WorldMode, Option<String>) {
         return probe();
     }
     let Some((base, key)) = cache_place() else { return probe() };
-    let read = rustix::fs::openat(&base, CACHE_NAME, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
-        .ok()
-        .and_then(|fd| {
-            let mut buf = [0u8; 256];
-            let n = rustix::io::read(&fd, &mut buf).ok()?;
-            String::from_utf8(buf[..n].to_vec()).ok()
-        });
-    let cached = read.as_deref().and_then(|text| text.strip_prefix(key.as_str())).and_then(|mode| match mode {
-        "own-world user\n" => Some(WorldMode::OwnWorld { user_namespace: true }),
-        "own-world root\n" => Some(WorldMode::OwnWorld { user_namespace: false }),
-        _ => None,
+    let read = rustix::fs::openat(
+        &base,
+        CACHE_NAME,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()
+    .and_then(|fd| {
+        let mut buf = [0u8; 256];
+        let n = rustix::io::read(&fd, &mut buf).ok()?;
+        String::from_utf8(buf[..n].to_vec()).ok()
     });
+    let cached =
+        read.as_deref().and_then(|text| text.strip_prefix(key.as_str())).and_then(|mode| match mode {
+            "own-world user\n" => Some(WorldMode::OwnWorld { user_namespace: true }),
+            "own-world root\n" => Some(WorldMode::OwnWorld { user_namespace: false }),
+            _ => None,
+        });
     if let Some(mode) = cached {
         return (mode, None);
     }
