@@ -80,7 +80,7 @@ fn open_resolved(path: &Path, flags: OFlags) -> Result<OwnedFd, Errno> {
     let how = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
     // openat2 may answer EAGAIN when a rename raced the lookup; a few tries settle it.
     for _ in 0..8 {
-        match rustix::fs::openat2(&root, relative, flags, Mode::empty(), how) {
+        match rustix::fs::openat2(root, relative, flags, Mode::empty(), how) {
             Err(Errno::AGAIN) => continue,
             Err(Errno::NOSYS) => {
                 return walk_no_symlinks(root.try_clone().map_err(|_| Errno::MFILE)?, relative, flags);
