@@ -39,6 +39,9 @@ use crate::sys::{self, Forked};
 /// close their pipes at once; this bound only matters if something unexpected holds one.
 pub const DRAIN_AFTER_KILL: Duration = Duration::from_secs(2);
 
+/// The keeper's parent-death signal (see `keeper_main`).
+const KEEPER_DEATH_SIGNAL: Signal = Signal::USR2;
+
 /// The program's path, arguments and environment, made before the fork so the child only
 /// makes system calls.
 pub struct ProgramImage {
@@ -139,9 +142,15 @@ fn keeper_main(
         sys::exit_now(125)
     };
     rustix::process::set_child_subreaper(Some(rustix::process::getpid())).unwrap_or_else(|e| die(e));
-    sys::kill_group_on(libc::SIGTERM)
+    // The parent-death signal is one the group is never sent: SIGTERM is how a graceful stop
+    // reaches the program (SIGTERM to the group, SIGKILL after the grace), and a keeper that
+    // killed the group on it would cut the grace short. The keeper ignores the stop signals
+    // itself; the program's process puts them back to their defaults (`reset_signals`). The
+    // program cannot send the keeper anything (Landlock's signal scope).
+    sys::kill_group_on(KEEPER_DEATH_SIGNAL.as_raw())
         .unwrap_or_else(|e| die(rustix::io::Errno::from_io_error(&e).unwrap_or(rustix::io::Errno::INVAL)));
-    rustix::process::set_parent_process_death_signal(Some(Signal::TERM)).unwrap_or_else(|e| die(e));
+    sys::ignore_signals(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP]);
+    rustix::process::set_parent_process_death_signal(Some(KEEPER_DEATH_SIGNAL)).unwrap_or_else(|e| die(e));
     if rustix::process::getppid() != Some(helper) {
         // The helper died before the death signal was set: nothing will tell us later.
         die(rustix::io::Errno::SRCH);

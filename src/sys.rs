@@ -143,9 +143,23 @@ pub fn cloexec_from(first: u32) -> Result<(), io::Error> {
 /// every caught signal to its default. Other signals the harness itself ignored stay ignored, as
 /// POSIX (and `nohup`) intend.
 pub fn reset_signals() {
-    // SAFETY: SIG_DFL is a valid disposition for SIGPIPE.
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    // SAFETY: SIG_DFL is a valid disposition for each of these signals. The keeper ignores the
+    // stop signals and handles its parent-death signal; an ignored disposition would survive
+    // execve, so the program's process puts every one of them back.
+    unsafe {
+        for signal in [libc::SIGPIPE, libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGUSR2] {
+            libc::signal(signal, libc::SIG_DFL);
+        }
+    }
     set_signal_mask(&[], libc::SIG_SETMASK);
+}
+
+/// Sets `signals` to be ignored by the calling process.
+pub fn ignore_signals(signals: &[i32]) {
+    for signal in signals {
+        // SAFETY: SIG_IGN is a valid disposition for these catchable signals.
+        unsafe { libc::signal(*signal, libc::SIG_IGN) };
+    }
 }
 
 fn set_signal_mask(signals: &[i32], how: libc::c_int) {

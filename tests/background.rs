@@ -506,3 +506,31 @@ fn the_supervisor_holds_no_descriptor_the_caller_leaked() {
         .collect();
     assert!(!fds.iter().any(|p| p.ends_with("sandbox.toml")), "{fds:?}");
 }
+
+#[test]
+fn stop_gives_the_command_its_grace_period() {
+    // The command cleans up on SIGTERM; the group is killed only after the grace period. (The
+    // keeper once killed the whole group the moment the SIGTERM reached it.)
+    for mode in modes() {
+        let bg = Bg::new("grace");
+        let mut start = bg.cmd("start");
+        start
+            .arg("--file")
+            .arg(&bg.policy)
+            .args(["--grace-ms", "3000", "--", "sh", "-c"])
+            .arg("trap 'echo cleaned > ~/Link/Files/cleanup; exit 3' TERM; echo > ~/Link/Files/ready; sleep 99 & wait");
+        let out = run(in_mode(&mut start, mode));
+        assert_eq!(out.status.code(), Some(0), "{mode:?}: {}", stderr(&out));
+        let id = stdout(&out).trim().to_owned();
+        let ready = bg.files_dir.join("ready");
+        let until = Instant::now() + Duration::from_secs(20);
+        while !ready.exists() {
+            assert!(Instant::now() < until, "{mode:?}: the command never started");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let out = run(bg.cmd("stop").arg(&id));
+        assert_eq!(out.status.code(), Some(0), "{mode:?}: {}", stderr(&out));
+        let cleanup = std::fs::read_to_string(bg.files_dir.join("cleanup")).unwrap_or_default();
+        assert_eq!(cleanup, "cleaned\n", "{mode:?}: the command's SIGTERM handler ran");
+    }
+}
