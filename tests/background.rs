@@ -534,3 +534,43 @@ fn stop_gives_the_command_its_grace_period() {
         assert_eq!(cleanup, "cleaned\n", "{mode:?}: the command's SIGTERM handler ran");
     }
 }
+
+#[test]
+fn a_bridge_that_never_accepts_holds_no_supervisor() {
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketType};
+    let bg = Bg::new("stuck");
+    let path = bg.dir.join("stuck.sock");
+    // A bridge that listens with no room in its backlog and never accepts; one connection of
+    // the test's own fills it, so every later connect would wait forever.
+    let listener = rustix::net::socket(AddressFamily::UNIX, SocketType::STREAM, None).unwrap();
+    rustix::net::bind(&listener, &SocketAddrUnix::new(&path).unwrap()).unwrap();
+    rustix::net::listen(&listener, 0).unwrap();
+    let filler = rustix::net::socket(AddressFamily::UNIX, SocketType::STREAM, None).unwrap();
+    rustix::net::connect(&filler, &SocketAddrUnix::new(&path).unwrap()).unwrap();
+    let ids: Vec<String> = (0..4)
+        .map(|_| {
+            let out = bg.start_with(&["--bridge", path.to_str().unwrap()], &["sh", "-c", "true"]);
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+            stdout(&out).trim().to_owned()
+        })
+        .collect();
+    for id in &ids {
+        let r = bg.wait_state(id, "exited", Duration::from_secs(30));
+        // Not delivered (the bridge could not take it), so a later sweep may still tell it.
+        let until = Instant::now() + Duration::from_secs(10);
+        while bg.record(id)["told"] != false || !supervisor_gone(&bg, id) {
+            assert!(Instant::now() < until, "a supervisor is stuck on the bridge: {r}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    // Every slot is free again: a fifth command starts.
+    let out = bg.start(&["sh", "-c", "true"]);
+    assert!(!out.is_empty());
+    drop((filler, listener));
+}
+
+/// Whether the supervisor of `id` has exited.
+fn supervisor_gone(bg: &Bg, id: &str) -> bool {
+    let pid: i32 = bg.record_field(id, "supervisor_pid").parse().unwrap();
+    !alive(pid)
+}

@@ -100,7 +100,7 @@ pub fn tell(
     records.write(lock, record)?;
     #[cfg(feature = "fault-points")]
     crate::fault::point("after-told-mark");
-    let mut stream = match UnixStream::connect(bridge) {
+    let mut stream = match connect_without_waiting(bridge) {
         Ok(s) => s,
         Err(_) => {
             // Nothing was written: provably not delivered.
@@ -115,4 +115,23 @@ pub fn tell(
     // Whatever happens now, the mark stays: the bridge may have read some or all of it.
     let _ = stream.write_all(line.as_bytes());
     Ok(Told::Sent)
+}
+
+/// Connects to the bridge without ever waiting for it: a bridge that listens but does not
+/// accept fills its backlog, and a blocking `connect` would then wait forever (holding the
+/// command's slot). A Unix socket's non-blocking `connect` answers at once, `EAGAIN` when the
+/// backlog is full: the bridge is then treated as down (nothing was written), and a later sweep
+/// tries again.
+fn connect_without_waiting(bridge: &Path) -> std::io::Result<UnixStream> {
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
+    let socket = rustix::net::socket_with(
+        AddressFamily::UNIX,
+        SocketType::STREAM,
+        SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
+        None,
+    )?;
+    rustix::net::connect(&socket, &SocketAddrUnix::new(bridge)?)?;
+    let stream = UnixStream::from(socket);
+    stream.set_nonblocking(false)?;
+    Ok(stream)
 }
