@@ -174,3 +174,28 @@ fn link_run_prints_its_usage_and_refuses_bad_words() {
     let out = run(link_run().args(["read", "--agent-dir", "/tmp", "--files-dir", "/tmp"]));
     assert_eq!(out.status.code(), Some(2), "read needs an id");
 }
+
+#[test]
+fn a_closed_pipe_ends_the_command_quietly_and_both_binaries_have_a_version() {
+    for args in
+        [&["sandbox", "flags"][..], &["sandbox", "status"], &["sandbox", "commands", "--json"], &["--help"]]
+    {
+        let mut child = lnk()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before a byte is read, as `| head -0` would.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(matches!(out.status.code(), Some(0) | Some(141)), "{args:?}: {:?}", out.status);
+    }
+    let v = run(lnk().arg("--version"));
+    assert!(stdout(&v).starts_with("lnk "), "{}", stdout(&v));
+    let v = run(link_run().arg("--version"));
+    assert_eq!(v.status.code(), Some(0));
+    assert!(stdout(&v).starts_with("lnk-link-run "), "{}", stdout(&v));
+}

@@ -23,7 +23,7 @@ pub const FLAGS_VAR: &str = "LNK_SANDBOX_FLAGS";
 pub fn main(args: &[String]) -> Result<u8, UsageError> {
     let parsed = args::parse(args, &["--files-dir", "--read", "--write"], &[])?;
     if parsed.help {
-        print!("{USAGE}");
+        out!("{USAGE}");
         return Ok(0);
     }
     let files_dir = PathBuf::from(

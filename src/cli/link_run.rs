@@ -62,7 +62,11 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
         Some("sweep") => sweep_verb(rest),
         Some("supervise") => supervise_verb(rest),
         Some("--help" | "-h" | "help") => {
-            print!("{USAGE}");
+            out!("{USAGE}");
+            Ok(0)
+        }
+        Some("--version" | "-V") => {
+            outln!("lnk-link-run {}", env!("CARGO_PKG_VERSION"));
             Ok(0)
         }
         Some(other) => Err(UsageError(format!("unknown verb `{}`", other.escape_debug()))),
@@ -107,7 +111,7 @@ fn start(args: &[String]) -> Result<u8, UsageError> {
     ];
     let parsed = args::parse(&own, &values, &["--json"])?;
     if parsed.help {
-        print!("{USAGE}");
+        out!("{USAGE}");
         return Ok(0);
     }
     let number = |flag: &str, default: u64, max: u64| -> Result<u64, UsageError> {
@@ -162,15 +166,15 @@ fn start(args: &[String]) -> Result<u8, UsageError> {
     match background::start(&agent, &req) {
         Ok(id) => {
             if json {
-                println!("{}", json::Object::new().str("id", &id).finish());
+                outln!("{}", json::Object::new().str("id", &id).finish());
             } else {
-                println!("{id}");
+                outln!("{id}");
             }
             Ok(0)
         }
         Err(e) => {
             if json {
-                println!(
+                outln!(
                     "{}",
                     json::Object::new().num("exit_code", e.exit_code).str("error", &e.message).finish()
                 );
@@ -208,7 +212,7 @@ fn shown_state(r: &Record, live: bool) -> &'static str {
 fn list(args: &[String]) -> Result<u8, UsageError> {
     let parsed = args::parse(args, &COMMON, &["--json"])?;
     if parsed.help {
-        print!("{USAGE}");
+        out!("{USAGE}");
         return Ok(0);
     }
     let agent = open_agent!(parsed);
@@ -237,9 +241,9 @@ fn list(args: &[String]) -> Result<u8, UsageError> {
         }
     }
     if parsed.switch("--json") {
-        println!("{}", json::array(out));
+        outln!("{}", json::array(out));
     } else {
-        out.iter().for_each(|l| println!("{l}"));
+        out.iter().for_each(|l| outln!("{l}"));
     }
     Ok(0)
 }
@@ -248,7 +252,7 @@ fn read(args: &[String]) -> Result<u8, UsageError> {
     let parsed =
         args::parse(args, &["--agent-dir", "--files-dir", "--offset", "--length", "--end"], &["--json"])?;
     if parsed.help {
-        print!("{USAGE}");
+        out!("{USAGE}");
         return Ok(0);
     }
     let [id] = parsed.positional.as_slice() else { return Err(UsageError("`read` takes one ID".into())) };
@@ -278,7 +282,7 @@ fn read(args: &[String]) -> Result<u8, UsageError> {
     match background::output_file::read(&agent.files_dir, id, inode, offset.unwrap_or(0), len, from_end) {
         Ok((bytes, size)) if parsed.switch("--json") => {
             let text = String::from_utf8_lossy(&bytes);
-            println!(
+            outln!(
                 "{}",
                 json::Object::new()
                     .str("id", id)
@@ -303,7 +307,7 @@ fn read(args: &[String]) -> Result<u8, UsageError> {
 fn stop(args: &[String]) -> Result<u8, UsageError> {
     let parsed = args::parse(args, &COMMON, &["--all", "--json"])?;
     if parsed.help {
-        print!("{USAGE}");
+        out!("{USAGE}");
         return Ok(0);
     }
     let agent = open_agent!(parsed);
@@ -331,9 +335,9 @@ fn stop(args: &[String]) -> Result<u8, UsageError> {
         }
     }
     if parsed.switch("--json") {
-        println!("{}", json::array(out));
+        outln!("{}", json::array(out));
     } else {
-        out.iter().for_each(|l| println!("{l}"));
+        out.iter().for_each(|l| outln!("{l}"));
     }
     Ok(status)
 }
@@ -341,7 +345,7 @@ fn stop(args: &[String]) -> Result<u8, UsageError> {
 fn sweep_verb(args: &[String]) -> Result<u8, UsageError> {
     let parsed = args::parse(args, &COMMON, &["--json"])?;
     if parsed.help {
-        print!("{USAGE}");
+        out!("{USAGE}");
         return Ok(0);
     }
     let agent = open_agent!(parsed);
@@ -369,7 +373,7 @@ fn sweep_verb(args: &[String]) -> Result<u8, UsageError> {
         eprintln!("lnk-link-run: {id} skipped: {why}");
     }
     if parsed.switch("--json") {
-        println!(
+        outln!(
             "{}",
             json::Object::new()
                 .raw("running", &strings(&report.running))
@@ -381,7 +385,7 @@ fn sweep_verb(args: &[String]) -> Result<u8, UsageError> {
                 .finish()
         );
     } else {
-        println!(
+        outln!(
             "running {}, lost {}, told {}, removed {}, corrupt {}, skipped {}",
             report.running.len(),
             report.lost.len(),

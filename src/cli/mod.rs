@@ -4,6 +4,18 @@
 //! Exit codes follow timeout(1), so a harness can tell the helper's failures from the program's:
 //! see [`exit`].
 
+/// `println!` for the command line's answers: a reader that closed standard output
+/// (`lnk sandbox flags | head -1`) ends the process quietly, as it does any Unix tool, instead of
+/// a panic.
+macro_rules! outln {
+    () => { $crate::cli::write_out(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::cli::write_out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+/// `print!` likewise.
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::cli::write_out(format_args!($($arg)*)) };
+}
+
 pub mod args;
 mod file;
 pub use file::FLAGS_VAR as FILE_FLAGS_VAR;
@@ -58,11 +70,11 @@ pub fn main(args: &[String]) -> ExitCode {
         Some("file") => return finish(file::main(&args[1..]), "lnk", file::USAGE),
         Some("sandbox") => return finish(sandbox::main(&args[1..]), "lnk", sandbox::USAGE),
         Some("--help" | "-h" | "help") => {
-            print!("{USAGE}");
+            out!("{USAGE}");
             Ok(0)
         }
         Some("--version" | "-V") => {
-            println!("lnk {}", env!("CARGO_PKG_VERSION"));
+            outln!("lnk {}", env!("CARGO_PKG_VERSION"));
             Ok(0)
         }
         Some(other) => Err(UsageError(format!("unknown command `{}`", other.escape_debug()))),
@@ -78,6 +90,18 @@ pub fn finish(result: Result<u8, UsageError>, program: &str, usage: &str) -> Exi
         Err(UsageError(why)) => {
             eprintln!("{program}: {why}\n\n{usage}");
             ExitCode::from(exit::USAGE)
+        }
+    }
+}
+
+/// Writes to standard output; if the reader has gone (`EPIPE`), exits at once with 141, the code
+/// of a process killed by SIGPIPE, which is what a shell pipeline expects.
+pub(crate) fn write_out(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(128 + libc::SIGPIPE);
         }
     }
 }

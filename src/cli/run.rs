@@ -46,7 +46,7 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
         None => (args, &[][..]),
     };
     if options.iter().any(|a| a == "--help" || a == "-h") {
-        print!("{USAGE}");
+        out!("{USAGE}");
         return Ok(0);
     }
     let Some((program, program_args)) = command.split_first() else {

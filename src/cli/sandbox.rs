@@ -38,7 +38,7 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
         Some("commands") => commands(rest),
         Some("status") => status(rest),
         Some("--help" | "-h" | "help") => {
-            print!("{USAGE}");
+            out!("{USAGE}");
             Ok(0)
         }
         None => Err(UsageError("a sandbox command is needed".into())),
@@ -70,13 +70,13 @@ fn one_file(parsed: &args::ParsedArgs) -> Result<Option<&str>, UsageError> {
 fn check(args: &[String]) -> Result<u8, UsageError> {
     let parsed = args::parse(args, &[], &[])?;
     if parsed.help {
-        print!("{USAGE}");
+        out!("{USAGE}");
         return Ok(0);
     }
     let file = one_file(&parsed)?.ok_or_else(|| UsageError("`check` needs a FILE".into()))?;
     Ok(match load(Some(file)) {
         Ok(_) => {
-            println!("{file}: ok");
+            outln!("{file}: ok");
             0
         }
         Err(code) => code,
@@ -86,7 +86,7 @@ fn check(args: &[String]) -> Result<u8, UsageError> {
 fn flags(args: &[String]) -> Result<u8, UsageError> {
     let parsed = args::parse(args, &["--tool"], &[])?;
     if parsed.help {
-        print!("{USAGE}");
+        out!("{USAGE}");
         return Ok(0);
     }
     let tool = match parsed.value("--tool") {
@@ -108,8 +108,8 @@ fn flags(args: &[String]) -> Result<u8, UsageError> {
     };
     for (flag, value) in SandboxFlags::from_file(&file, tool, &home).to_pairs() {
         match value {
-            Some(value) => println!("{flag} {value}"),
-            None => println!("{flag}"),
+            Some(value) => outln!("{flag} {value}"),
+            None => outln!("{flag}"),
         }
     }
     Ok(0)
@@ -118,7 +118,7 @@ fn flags(args: &[String]) -> Result<u8, UsageError> {
 fn commands(args: &[String]) -> Result<u8, UsageError> {
     let parsed = args::parse(args, &[], &["--json"])?;
     if parsed.help {
-        print!("{USAGE}");
+        out!("{USAGE}");
         return Ok(0);
     }
     let name = one_file(&parsed)?;
@@ -130,12 +130,12 @@ fn commands(args: &[String]) -> Result<u8, UsageError> {
     let names = match &file.commands {
         Commands::Any => {
             if json {
-                println!(
+                outln!(
                     "{}",
                     json::Object::new().bool("any", true).raw("offered", "[]").raw("missing", "[]").finish()
                 );
             } else {
-                println!("any program on the system PATH ({})", program_path::SYSTEM_PATH.join(":"));
+                outln!("any program on the system PATH ({})", program_path::SYSTEM_PATH.join(":"));
             }
             return Ok(0);
         }
@@ -158,7 +158,7 @@ fn commands(args: &[String]) -> Result<u8, UsageError> {
                 .finish()
         });
         let missing = missing.iter().map(|m| json::string(m));
-        println!(
+        outln!(
             "{}",
             json::Object::new()
                 .bool("any", false)
@@ -169,17 +169,17 @@ fn commands(args: &[String]) -> Result<u8, UsageError> {
         return Ok(0);
     }
     if offered.is_empty() && missing.is_empty() {
-        println!("no programs: run is off in {}", name.unwrap_or(EMBEDDED_DEFAULT_NAME));
+        outln!("no programs: run is off in {}", name.unwrap_or(EMBEDDED_DEFAULT_NAME));
     }
     for p in &offered {
         if p.path == p.real {
-            println!("{}\t{}", p.name, p.path.display());
+            outln!("{}\t{}", p.name, p.path.display());
         } else {
-            println!("{}\t{}\t(really {})", p.name, p.path.display(), p.real.display());
+            outln!("{}\t{}\t(really {})", p.name, p.path.display(), p.real.display());
         }
     }
     if !missing.is_empty() {
-        println!("not on this computer: {}", missing.join(", "));
+        outln!("not on this computer: {}", missing.join(", "));
     }
     Ok(0)
 }
@@ -187,7 +187,7 @@ fn commands(args: &[String]) -> Result<u8, UsageError> {
 fn status(args: &[String]) -> Result<u8, UsageError> {
     let parsed = args::parse(args, &[], &["--json"])?;
     if parsed.help {
-        print!("{USAGE}");
+        out!("{USAGE}");
         return Ok(0);
     }
     if let Some(extra) = parsed.positional.first() {
@@ -247,34 +247,34 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
                 &k.internet_confinement().err().map_or("null".to_owned(), |w| json::string(&w)),
             )
             .raw("guarantees", &json::array(guarantees));
-        println!("{}", o.finish());
+        outln!("{}", o.finish());
         return Ok(0);
     }
-    println!("Landlock:                  {landlock}");
-    println!("seccomp filters:           {}", feature(&k.seccomp));
-    println!("seccomp user notification: {}", feature(&k.seccomp_notify));
-    println!("user namespaces:           {}", feature(&k.user_namespaces));
-    println!("pidfd:                     {}", feature(&k.pidfd));
-    println!("openat2:                   {}", feature(&k.openat2));
+    outln!("Landlock:                  {landlock}");
+    outln!("seccomp filters:           {}", feature(&k.seccomp));
+    outln!("seccomp user notification: {}", feature(&k.seccomp_notify));
+    outln!("user namespaces:           {}", feature(&k.user_namespaces));
+    outln!("pidfd:                     {}", feature(&k.pidfd));
+    outln!("openat2:                   {}", feature(&k.openat2));
     match &k.world.1 {
-        None => println!("mode:                      {}", k.world.0.name()),
+        None => outln!("mode:                      {}", k.world.0.name()),
         Some(why) => {
-            println!("mode:                      {} ({why})", k.world.0.name());
-            println!("  so a call lacks:");
+            outln!("mode:                      {} ({why})", k.world.0.name());
+            outln!("  so a call lacks:");
             for lack in crate::sandbox::world::LANDLOCK_ONLY_LACKS {
-                println!("    {lack}");
+                outln!("    {lack}");
             }
         }
     }
-    println!();
-    println!("Guarantees on this kernel:");
+    outln!();
+    outln!("Guarantees on this kernel:");
     for g in k.guarantees() {
-        println!("  {}  {} (needs {})", if g.available { "yes" } else { "NO " }, g.name, g.needs);
+        outln!("  {}  {} (needs {})", if g.available { "yes" } else { "NO " }, g.name, g.needs);
     }
-    println!();
+    outln!();
     match k.internet_confinement() {
-        Ok(way) => println!("[internet] on this kernel: {way}"),
-        Err(why) => println!("[internet] on this kernel: {why}"),
+        Ok(way) => outln!("[internet] on this kernel: {way}"),
+        Err(why) => outln!("[internet] on this kernel: {why}"),
     }
     Ok(0)
 }
