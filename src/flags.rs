@@ -15,6 +15,7 @@
 //! | `--any-command` | any program on the system PATH (`commands = ["*"]`) |
 //! | `--read DIR` | a folder readable, with all beneath (repeated) |
 //! | `--write DIR` | a folder writable and readable, with all beneath (repeated) |
+//! | `--deny PATH` | a path no grant reaches, a hole in the grant it lies in (repeated); the built-in protected set ([`crate::protected`]) applies whether or not it is listed, and `lnk sandbox flags` lists it where it makes a hole |
 //! | `--timeout SECONDS` | `[tool.run] timeout`; the call stops a tenth before it |
 //! | `--output CHARS` | `[tool.run] output`, per stream |
 //! | `--internet-host PATTERN` | a host the call's proxy lets through (repeated) |
@@ -37,6 +38,8 @@ pub struct SandboxFlags {
     pub commands: Commands,
     pub read: Vec<PathBuf>,
     pub write: Vec<PathBuf>,
+    /// Holes in the grants: `[files] deny`, and the protected set where it lies in a grant.
+    pub deny: Vec<PathBuf>,
     /// Present only when the file's `[internet] tools` lists this tool.
     pub internet: Option<InternetFlags>,
     pub timeout_secs: u32,
@@ -67,6 +70,7 @@ pub const FLAG_NAMES: &[&str] = &[
     "--any-command",
     "--read",
     "--write",
+    "--deny",
     "--timeout",
     "--output",
     "--internet-host",
@@ -88,14 +92,27 @@ impl SandboxFlags {
             tcp: i.tcp.clone(),
             per_minute: i.per_minute,
         });
+        let read = expand(&file.read);
+        let write = expand(&file.write);
+        // The holes: the file's own `deny`, and the protected set where it lies in a grant.
+        let grants: Vec<&PathBuf> = read.iter().chain(&write).collect();
+        let mut deny = expand(&file.deny);
+        // Only those this computer has, so the list reads as what is cut (`lnk sandbox run` cuts
+        // the whole set whatever the flags say).
+        for hole in crate::protected::builtin_holes(home, &grants) {
+            if std::fs::symlink_metadata(&hole).is_ok() && !deny.contains(&hole) {
+                deny.push(hole);
+            }
+        }
         SandboxFlags {
             tool,
             commands: match tool {
                 Tool::Run => file.commands.clone(),
                 Tool::File => Commands::Listed(Vec::new()),
             },
-            read: expand(&file.read),
-            write: expand(&file.write),
+            read,
+            write,
+            deny,
             internet,
             timeout_secs: file.timeout_secs,
             output_chars: file.output_chars,
@@ -112,6 +129,7 @@ impl SandboxFlags {
         }
         pairs.extend(self.read.iter().map(|p| ("--read", Some(p.display().to_string()))));
         pairs.extend(self.write.iter().map(|p| ("--write", Some(p.display().to_string()))));
+        pairs.extend(self.deny.iter().map(|p| ("--deny", Some(p.display().to_string()))));
         if self.tool == Tool::Run {
             pairs.push(("--timeout", Some(self.timeout_secs.to_string())));
             pairs.push(("--output", Some(self.output_chars.to_string())));
@@ -140,6 +158,7 @@ impl SandboxFlags {
             commands: Commands::Listed(Vec::new()),
             read: Vec::new(),
             write: Vec::new(),
+            deny: Vec::new(),
             internet: None,
             timeout_secs: TIMEOUT_SECS.default,
             output_chars: OUTPUT_CHARS.default,
@@ -172,6 +191,7 @@ impl SandboxFlags {
                 }
                 "--read" => flags.read.push(absolute_dir(value).map_err(bad)?),
                 "--write" => flags.write.push(absolute_dir(value).map_err(bad)?),
+                "--deny" => flags.deny.push(absolute_dir(value).map_err(bad)?),
                 "--timeout" => flags.timeout_secs = bounded(value, TIMEOUT_SECS).map_err(bad)?,
                 "--output" => flags.output_chars = bounded(value, OUTPUT_CHARS).map_err(bad)?,
                 "--internet-host" => hosts.push(HostPattern::parse(value).map_err(bad)?),

@@ -13,6 +13,7 @@
 //! | [`diagnostic`] | compiler-style errors for it |
 //! | [`paths`] | lexical path handling shared by everything: `~`, `..`, teams, beneath |
 //! | [`program_path`] | finding a program on the system PATH, never the caller's |
+//! | [`protected`] | the protected set: secrets kept out of every grant they lie in |
 //! | [`flags`] | the flags of `lnk sandbox run`, made from a sandbox file |
 //! | [`kernel`] | what this kernel can enforce, probed |
 //! | [`sandbox`] | the sandbox itself: Landlock ruleset and seccomp filters |
@@ -42,6 +43,7 @@ pub mod output;
 pub mod paths;
 pub mod private_tmp;
 pub mod program_path;
+pub mod protected;
 pub mod proxy;
 pub mod records;
 pub mod report;

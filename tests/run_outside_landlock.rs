@@ -226,7 +226,9 @@ fn mode_owner_times_and_xattrs_change_only_inside_write_grants() {
     }
     use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
     let agent = Agent::new("metadata", POLICY);
-    let secret = agent.home.join(".ssh/id_ed25519");
+    // A file of the person's outside every write grant (not one of the protected set, which no
+    // program can even open: see the secrets test).
+    let secret = agent.home.join("project/deploy.key");
     std::fs::create_dir_all(secret.parent().unwrap()).unwrap();
     std::fs::write(&secret, "key").unwrap();
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
@@ -371,4 +373,85 @@ fn an_unlisted_program_cannot_be_run_through_the_loader() {
     let any = Agent::new("loader-any", "commands = [\"*\"]\n[files]\nread = [\"~\"]\n");
     let r = any.run(&["sh", "-c", &format!("{loader} /usr/bin/perl -e 'print qq(perl ran\\n)'")]);
     assert!(r.out().contains("perl ran"), "{}\n{}", r.out(), r.err());
+}
+
+#[test]
+fn secrets_are_kept_even_under_a_read_grant_of_home() {
+    if !x86_64() {
+        return;
+    }
+    let policy = "commands = [\"python3\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\ndeny = [\"~/private\"]\n";
+    let agent = Agent::new("secrets", policy);
+    let home = &agent.home;
+    for (path, text) in [
+        (".ssh/id_ed25519", "ssh key"),
+        (".aws/credentials", "aws key"),
+        (".netrc", "machine x password y"),
+        (".config/gcloud/credentials.db", "gcloud"),
+        (".config/gh/hosts.yml", "gh token"),
+        ("private/notes.txt", "deployment secret"),
+        ("project/README", "ordinary"),
+        (".config/other/settings", "ordinary too"),
+    ] {
+        let p = home.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+    }
+    // A link to a secret, inside the grant, is no way around it; the agent's records neither.
+    std::os::unix::fs::symlink(home.join(".ssh/id_ed25519"), home.join("project/key-link")).unwrap();
+    let records = home.join("Link/Agents/a/runs");
+    std::fs::create_dir_all(&records).unwrap();
+    std::fs::write(records.join("r1.lock"), "").unwrap();
+    let script = format!(
+        r#"
+home = os.path.expanduser("~")
+def read(p):
+    return open(os.path.join(home, p)).read()
+for name, p in [("ssh", ".ssh/id_ed25519"), ("aws", ".aws/credentials"), ("netrc", ".netrc"),
+                ("gcloud", ".config/gcloud/credentials.db"), ("gh", ".config/gh/hosts.yml"),
+                ("denied", "private/notes.txt"), ("through_link", "project/key-link"),
+                ("ordinary", "project/README"), ("ordinary_config", ".config/other/settings")]:
+    say(name, attempt(lambda: read(p)))
+say("record_lock", attempt(lambda: open("{lock}")))
+say("overwrite_ssh", attempt(lambda: open(os.path.join(home, ".ssh/id_ed25519"), "w")))
+say("list_home", attempt(lambda: os.listdir(home)))
+"#,
+        lock = records.join("r1.lock").display()
+    );
+    let mut c = agent.command(
+        &["--agent-dir", home.join("Link/Agents/a").to_str().unwrap()],
+        &["python3", "-c", &format!("{PY_PRELUDE}\n{script}")],
+    );
+    for mode in modes() {
+        let r = Report::from(run(in_mode(&mut c, mode)));
+        for name in ["ssh", "aws", "netrc", "gcloud", "gh", "denied", "through_link", "record_lock"] {
+            assert_eq!(r.said(name), "EACCES", "{mode:?}: {name}; {}", r.err());
+        }
+        assert!(["EACCES", "EROFS"].contains(&r.said("overwrite_ssh").as_str()), "{mode:?}");
+        for name in ["ordinary", "ordinary_config", "list_home"] {
+            assert_eq!(r.said(name), "ok", "{mode:?}: {name}; {}", r.err());
+        }
+    }
+    assert_eq!(std::fs::read_to_string(home.join(".ssh/id_ed25519")).unwrap(), "ssh key");
+    // A grant that names a secret's folder means it.
+    let named =
+        Agent::new("secrets-named", "commands = [\"python3\"]\n[files]\nread = [\"~\", \"~/.aws\"]\n");
+    std::fs::create_dir_all(named.home.join(".aws")).unwrap();
+    std::fs::write(named.home.join(".aws/config"), "region").unwrap();
+    named
+        .python(r#"say("aws", attempt(lambda: open(os.path.expanduser("~/.aws/config")).read()))"#)
+        .assert_said("aws", "ok");
+    // A grant inside a denied path is refused, not silently either way.
+    let clash = Agent::new(
+        "secrets-clash",
+        "commands = [\"true\"]\n[files]\nread = [\"~/private/ok\"]\ndeny = [\"~/private\"]\n",
+    );
+    let r = clash.run(&["true"]);
+    assert_eq!(r.code, Some(126), "{}", r.raw);
+    assert!(r.json["error"].as_str().unwrap().contains("deny"), "{}", r.raw);
+    // `lnk sandbox flags` shows the holes.
+    let flags = stdout(&run(lnk().env("HOME", home).args(["sandbox", "flags"]).arg(&agent.policy)));
+    for hole in [".ssh", ".aws", ".netrc", "private"] {
+        assert!(flags.contains(&format!("--deny {}", home.join(hole).display())), "{hole}: {flags}");
+    }
 }

@@ -177,3 +177,15 @@ fn the_policies_in_the_repository_are_valid() {
         assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn deny_takes_paths_like_the_grants() {
+    let dir = Scratch::new("deny");
+    let ok = dir.file("ok.toml", "[files]\nread = [\"~\"]\ndeny = [\"~/work-secrets\", \"/srv/keys\"]\n");
+    let out = run(lnk().args(["sandbox", "check"]).arg(&ok));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let bad = dir.file("bad.toml", "[files]\ndeny = [\"relative/x\"]\n");
+    let out = run(lnk().args(["sandbox", "check"]).arg(&bad));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("bad.toml:2:"), "{}", stderr(&out));
+}

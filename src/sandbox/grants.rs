@@ -260,72 +260,91 @@ mod tests {
     }
 }
 
-/// How much of a system folder every program may read.
+/// How much of a folder a rule covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SystemRead {
-    /// Everything beneath it.
+pub enum Part {
+    /// Everything beneath it, with the grant's rights.
     Whole,
-    /// Its listing only: a program folder, or a folder above one.
+    /// Its listing only: a folder on the way to a hole.
     Listing,
 }
 
 /// The system folders every program may read, opened, with how much of each: `roots` whole,
-/// except that a program folder (`program_folders`) may only be listed, and a folder above one
-/// is listed and granted entry by entry around it. Landlock cannot subtract from a grant, so
-/// this is how "all of `/usr` but the files of `/usr/bin`" is said. Missing folders and links
-/// (`/bin` → `usr/bin`, whose target is granted on its own) are skipped.
+/// except that a program folder (`program_folders`) may only be listed. Missing folders and
+/// links (`/bin` → `usr/bin`, whose target is granted on its own) are skipped.
 pub fn open_system_read(
     roots: &[&str],
     program_folders: &[&str],
-) -> Result<Vec<(OwnedFd, SystemRead)>, GrantError> {
-    let holds_programs = |dir: &Path| program_folders.iter().any(|p| Path::new(p).starts_with(dir));
+) -> Result<Vec<(OwnedFd, Part)>, GrantError> {
+    let holes: Vec<PathBuf> = program_folders.iter().map(PathBuf::from).collect();
     let mut opened = Vec::new();
-    let mut pending: Vec<(PathBuf, OwnedFd)> = Vec::new();
     for root in roots {
         match open_no_symlinks(Path::new(root), false) {
-            Ok(Some(fd)) => pending.push((PathBuf::from(root), fd)),
+            Ok(Some(fd)) => opened.extend(open_around(Path::new(root), fd, &holes, true)?),
             Ok(None) | Err(GrantError::Symlink(_)) | Err(GrantError::WrongKind(..)) => {}
             Err(e) => return Err(e),
         }
     }
+    Ok(opened)
+}
+
+/// A folder (`path`, opened as `fd`) granted around `holes`. Landlock cannot subtract from a
+/// grant, so "all of `/usr` but the files of `/usr/bin`", or "all of `~` but `~/.ssh`", is said
+/// entry by entry: a folder on the way to a hole may only be listed, every other entry is
+/// granted whole. A hole itself may be listed when `list_holes` (a program folder) or is left
+/// out entirely (a secret). Entries that are links are left out: what they point at is reached
+/// (or not) through its own path. Each entry is opened through its folder's descriptor without
+/// following links, so the split is of the folder the caller opened.
+pub fn open_around(
+    path: &Path,
+    fd: OwnedFd,
+    holes: &[PathBuf],
+    list_holes: bool,
+) -> Result<Vec<(OwnedFd, Part)>, GrantError> {
+    let holds_hole = |dir: &Path| holes.iter().any(|h| h.starts_with(dir));
+    let mut opened = Vec::new();
+    let mut pending: Vec<(PathBuf, OwnedFd)> = vec![(path.to_owned(), fd)];
     while let Some((path, fd)) = pending.pop() {
-        if !holds_programs(&path) {
-            opened.push((fd, SystemRead::Whole));
+        if !holds_hole(&path) {
+            opened.push((fd, Part::Whole));
             continue;
         }
-        let is_program_folder = program_folders.iter().any(|p| Path::new(p) == path);
-        if !is_program_folder {
-            let other = |e: Errno| GrantError::Other(path.clone(), std::io::Error::from(e).to_string());
-            let listing = rustix::fs::openat(
-                &fd,
-                ".",
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .map_err(other)?;
-            for entry in rustix::fs::Dir::read_from(&listing).map_err(other)? {
-                let entry = entry.map_err(other)?;
-                let name = entry.file_name();
-                if name == c"." || name == c".." {
-                    continue;
-                }
-                let child = rustix::fs::openat(
-                    &fd,
-                    name,
-                    OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )
-                .map_err(other)?;
-                let kind =
-                    rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&child).map_err(other)?.st_mode);
-                if kind == rustix::fs::FileType::Symlink {
-                    continue;
-                }
-                use std::os::unix::ffi::OsStrExt as _;
-                pending.push((path.join(std::ffi::OsStr::from_bytes(name.to_bytes())), child));
+        let is_hole = holes.iter().any(|h| *h == path);
+        if is_hole {
+            if list_holes {
+                opened.push((fd, Part::Listing));
             }
+            continue;
         }
-        opened.push((fd, SystemRead::Listing));
+        let other = |e: Errno| GrantError::Other(path.clone(), std::io::Error::from(e).to_string());
+        let listing =
+            rustix::fs::openat(&fd, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+                .map_err(other)?;
+        for entry in rustix::fs::Dir::read_from(&listing).map_err(other)? {
+            let entry = entry.map_err(other)?;
+            let name = entry.file_name();
+            if name == c"." || name == c".." {
+                continue;
+            }
+            let child = match rustix::fs::openat(
+                &fd,
+                name,
+                OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) {
+                Ok(child) => child,
+                // Gone since it was listed: nothing to grant.
+                Err(Errno::NOENT) => continue,
+                Err(e) => return Err(other(e)),
+            };
+            let kind = rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&child).map_err(other)?.st_mode);
+            if kind == rustix::fs::FileType::Symlink {
+                continue;
+            }
+            use std::os::unix::ffi::OsStrExt as _;
+            pending.push((path.join(std::ffi::OsStr::from_bytes(name.to_bytes())), child));
+        }
+        opened.push((fd, Part::Listing));
     }
     Ok(opened)
 }

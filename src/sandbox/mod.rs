@@ -252,6 +252,7 @@ impl Sandbox {
                 Some(n)
             }
         };
+        let holes = holes(req)?;
         let mut write_roots: Vec<(PathBuf, OwnedFd)> = Vec::new();
         let mut read_roots: Vec<(PathBuf, OwnedFd)> = Vec::new();
         for (dirs, writable) in [(&req.flags.read, false), (&req.flags.write, true)] {
@@ -277,13 +278,14 @@ impl Sandbox {
         let any_program = req.flags.commands == Commands::Any && req.flags.tool == Tool::Run;
         let world = match mode {
             WorldMode::OwnWorld { user_namespace } => {
-                let (world, shown) = World::new(
+                let (mut world, shown) = World::new(
                     user_namespace,
                     &borrowed(&write_roots),
                     &borrowed(&read_roots),
                     req.private_tmp,
                 )
                 .map_err(Refusal::kernel)?;
+                world.mask(&holes, req.private_tmp).map_err(Refusal::kernel)?;
                 // The folders shown at /tmp and /dev/shm. Not sockets: grants beneath the
                 // harness's /tmp are shown again inside the call's /tmp, and so beneath these
                 // rules too (their own mounts still make read grants read-only); and there is
@@ -300,8 +302,11 @@ impl Sandbox {
             WorldMode::LandlockOnly => None,
         };
         let (home, home_is_temporary) = program_home(req, own_world)?;
-        for (_, fd) in read_roots {
-            ruleset = add(ruleset, fd, read_rights(), Kind::Folder)?;
+        // In the own world the holes are masked (`World::mask`); without one the grants are cut
+        // around them.
+        let cut = if own_world { &[][..] } else { &holes[..] };
+        for (path, fd) in read_roots {
+            ruleset = add_around(ruleset, &path, fd, cut, read_rights())?;
         }
         for (path, fd) in write_roots {
             let mut rights = write_rights();
@@ -312,7 +317,7 @@ impl Sandbox {
             if any_program {
                 rights |= AccessFs::Execute;
             }
-            ruleset = add(ruleset, fd, rights, Kind::Folder)?;
+            ruleset = add_around(ruleset, &path, fd, cut, rights)?;
         }
 
         // Without the own world there is no [internet] (refused above) and so no TCP at all; the
@@ -405,6 +410,60 @@ impl Sandbox {
     }
 }
 
+/// Adds a grant's rules: the whole folder, or, when holes lie in it, the folder around them (see
+/// [`grants::open_around`]).
+fn add_around(
+    mut ruleset: RulesetCreated,
+    path: &Path,
+    fd: OwnedFd,
+    holes: &[PathBuf],
+    rights: BitFlags<AccessFs>,
+) -> Result<RulesetCreated, Refusal> {
+    let inside: Vec<PathBuf> = holes.iter().filter(|h| h.starts_with(path)).cloned().collect();
+    if inside.is_empty() {
+        return add(ruleset, fd, rights, Kind::Folder);
+    }
+    let parts = grants::open_around(path, fd, &inside, false).map_err(|e| Refusal::kernel(e.to_string()))?;
+    for (fd, part) in parts {
+        ruleset = match part {
+            grants::Part::Whole => add(ruleset, fd, rights, Kind::Either)?,
+            grants::Part::Listing => add(ruleset, fd, AccessFs::ReadDir.into(), Kind::Folder)?,
+        };
+    }
+    Ok(ruleset)
+}
+
+/// The holes to cut in this call's grants (see [`crate::protected`]): the file's `deny`, the
+/// protected set where it lies in a grant, and the agent's records. A protected path that is a
+/// link is a hole where it leads too, when that is in a grant. A grant inside a denied path is
+/// refused: `deny` must not lose to a grant silently.
+fn holes(req: &SandboxRequest<'_>) -> Result<Vec<PathBuf>, Refusal> {
+    let grants: Vec<&PathBuf> = req.flags.read.iter().chain(&req.flags.write).collect();
+    if let Some((grant, denied)) = crate::protected::grant_in_denied(&req.flags.deny, &grants) {
+        return Err(Refusal::refused(format!(
+            "the grant `{}` lies in `{}`, which `[files] deny` keeps out of every grant; remove one of them",
+            grant.display(),
+            denied.display()
+        )));
+    }
+    let mut candidates: Vec<PathBuf> = req.flags.deny.clone();
+    candidates.extend(crate::protected::builtin_holes(req.home, &grants));
+    candidates.extend(req.protected.iter().filter(|p| crate::protected::is_hole(p, &grants)).cloned());
+    let mut holes = Vec::new();
+    for candidate in candidates {
+        // Where a link leads, inside a grant, is as secret as the link's name.
+        if let Ok(real) = std::fs::canonicalize(&candidate) {
+            if real != candidate && grants.iter().any(|g| real.starts_with(g)) && !holes.contains(&real) {
+                holes.push(real);
+            }
+        }
+        if !holes.contains(&candidate) {
+            holes.push(candidate);
+        }
+    }
+    Ok(holes)
+}
+
 fn borrowed(roots: &[(PathBuf, OwnedFd)]) -> Vec<(PathBuf, &OwnedFd)> {
     roots.iter().map(|(p, fd)| (p.clone(), fd)).collect()
 }
@@ -479,8 +538,8 @@ fn grant_system_read_except_programs(mut ruleset: RulesetCreated) -> Result<Rule
         .map_err(|e| Refusal::kernel(e.to_string()))?;
     for (fd, how) in folders {
         ruleset = match how {
-            grants::SystemRead::Whole => add(ruleset, fd, read_rights(), Kind::Either)?,
-            grants::SystemRead::Listing => add(ruleset, fd, AccessFs::ReadDir.into(), Kind::Folder)?,
+            grants::Part::Whole => add(ruleset, fd, read_rights(), Kind::Either)?,
+            grants::Part::Listing => add(ruleset, fd, AccessFs::ReadDir.into(), Kind::Folder)?,
         };
     }
     Ok(ruleset)

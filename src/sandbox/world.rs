@@ -216,6 +216,12 @@ impl IdMaps {
     }
 }
 
+/// A hole to cover, and whether it is a folder (else a file).
+struct Mask {
+    target: KnownFolder,
+    folder: bool,
+}
+
 /// A folder opened again in the child: its path beneath `/`, and the identity the helper saw.
 struct KnownFolder {
     path: CString,
@@ -245,6 +251,13 @@ pub struct World {
     /// Grants beneath `/tmp` or `/dev/shm`, which the call's own would hide: shown again at
     /// their paths inside it (none beneath another).
     covered: Vec<KnownFolder>,
+    /// Holes in the grants (see [`crate::protected`]) that exist: each covered by an empty,
+    /// read-only folder or file of the call's tmp.
+    masks: Vec<Mask>,
+    /// The empty folder and file the masks are clones of.
+    mask_sources: Option<(KnownFolder, KnownFolder)>,
+    /// Room for the masks' detached clones, allocated before the fork.
+    mask_clones: Vec<OwnedFd>,
     /// Room for the detached clones of the write roots, allocated before the fork.
     clones: Vec<OwnedFd>,
 }
@@ -295,9 +308,57 @@ impl World {
             }
         }
         let clones = Vec::with_capacity(kept.len() + covered.len());
-        let world =
-            World { user_namespace, maps: IdMaps::for_self(), roots: kept, tmp, shm, covered, clones };
+        let world = World {
+            user_namespace,
+            maps: IdMaps::for_self(),
+            roots: kept,
+            tmp,
+            shm,
+            covered,
+            masks: Vec::new(),
+            mask_sources: None,
+            mask_clones: Vec::new(),
+            clones,
+        };
         Ok((world, [tmp_fd, shm_fd]))
+    }
+
+    /// Plans a mask over each of `holes` that exists (a link is left alone: where it leads is a
+    /// hole of its own when it matters, see [`crate::protected`]). Landlock still grants the
+    /// path; what it finds there is an empty folder or file of mode 000 on a read-only mount, so
+    /// neither the secret's contents nor its names are reachable (EACCES, as in the Landlock-only
+    /// mode: the program holds no capability to override the mode), and nothing is written.
+    pub fn mask(&mut self, holes: &[PathBuf], private_tmp: &Path) -> Result<(), String> {
+        for hole in holes {
+            let Ok(meta) = std::fs::symlink_metadata(hole) else { continue };
+            let kind = meta.file_type();
+            if !kind.is_dir() && !kind.is_file() {
+                continue;
+            }
+            let fd = rustix::fs::open(hole, OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
+                .map_err(|e| format!("cannot open {}: {e}", hole.display()))?;
+            self.masks.push(Mask { target: KnownFolder::new(hole, &fd)?, folder: kind.is_dir() });
+        }
+        if self.masks.is_empty() {
+            return Ok(());
+        }
+        let folder = private_tmp.join("mask");
+        rustix::fs::mkdir(&folder, Mode::from_raw_mode(0o000))
+            .map_err(|e| format!("cannot make {}: {e}", folder.display()))?;
+        let file = private_tmp.join("mask-file");
+        let file_fd = rustix::fs::open(
+            &file,
+            OFlags::CREATE | OFlags::EXCL | OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o000),
+        )
+        .map_err(|e| format!("cannot make {}: {e}", file.display()))?;
+        let folder_fd =
+            rustix::fs::open(&folder, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+                .map_err(|e| format!("cannot open {}: {e}", folder.display()))?;
+        self.mask_sources =
+            Some((KnownFolder::new(&folder, &folder_fd)?, KnownFolder::new(&file, &file_fd)?));
+        self.mask_clones = Vec::with_capacity(self.masks.len());
+        Ok(())
     }
 
     /// In the program's first process (pid 1 of the new pid namespace, already in the new
@@ -360,6 +421,19 @@ impl World {
         // beneath the /tmp it is about to cover.
         let tmp = clone(&open_verified(&root, &self.tmp)?)?;
         let shm = clone(&open_verified(&root, &self.shm)?)?;
+        // The masks' sources too (they are in the call's tmp), each clone made read-only.
+        if let Some((folder, file)) = &self.mask_sources {
+            for mask in &self.masks {
+                let source =
+                    if mask.folder { open_verified(&root, folder)? } else { open_verified_any(&root, file)? };
+                let mount = clone(&source)?;
+                crate::sys::make_tree_read_only(&mount).map_err(|_| "cannot make a mask read-only")?;
+                if self.mask_clones.len() == self.mask_clones.capacity() {
+                    return Err("more masks than holes");
+                }
+                self.mask_clones.push(mount);
+            }
+        }
         for (mount, target) in [(tmp, c"tmp"), (shm, c"dev/shm")] {
             let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             let target = match rustix::fs::openat(&root, target, flags, Mode::empty()) {
@@ -374,6 +448,17 @@ impl World {
             put(mount, &make_folders(&root, folder.path.as_bytes())?)?;
         }
         self.clones.clear();
+        // The holes, found in the finished tree (a grant shown again inside the call's /tmp has
+        // its holes there) and covered.
+        for (mask, mount) in self.masks.iter().zip(&self.mask_clones) {
+            let target = if mask.folder {
+                open_verified(&root, &mask.target)?
+            } else {
+                open_verified_any(&root, &mask.target)?
+            };
+            put(mount, &target)?;
+        }
+        self.mask_clones.clear();
         crate::sys::mount_proc().map_err(|_| "cannot mount /proc for the call's pid namespace")?;
         crate::sys::bring_loopback_up().map_err(|_| "cannot bring loopback up")?;
         rustix::fs::open(c"/proc", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
@@ -402,6 +487,20 @@ fn make_folders(root: &OwnedFd, path: &[u8]) -> Result<OwnedFd, &'static str> {
             .map_err(|_| "cannot open a mount point for a grant in the call's /tmp")?;
     }
     Ok(dir)
+}
+
+/// Opens a file or folder beneath `/` without following links, and checks it is the one the
+/// helper saw.
+fn open_verified_any(root: &OwnedFd, known: &KnownFolder) -> Result<OwnedFd, &'static str> {
+    let how = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    let fd =
+        rustix::fs::openat2(root, known.path.as_c_str(), OFlags::PATH | OFlags::CLOEXEC, Mode::empty(), how)
+            .map_err(|_| "cannot open a protected path in the call's mount namespace")?;
+    let stat = rustix::fs::fstat(&fd).map_err(|_| "cannot stat a protected path")?;
+    if (stat.st_dev, stat.st_ino) != known.id {
+        return Err("a protected path changed between the helper's check and the mount namespace");
+    }
+    Ok(fd)
 }
 
 /// Opens a folder beneath `/` without following links, and checks it is the folder the helper

@@ -108,6 +108,8 @@ pub struct SandboxFile {
     pub read: Vec<GrantPath>,
     /// Folders writable (and readable), with all beneath.
     pub write: Vec<GrantPath>,
+    /// Paths no grant reaches, besides the built-in protected set (`[files] deny`).
+    pub deny: Vec<GrantPath>,
     pub internet: Option<Internet>,
     pub timeout_secs: u32,
     pub output_chars: u32,
@@ -138,6 +140,7 @@ impl SandboxFile {
             commands: Commands::Listed(Vec::new()),
             read: Vec::new(),
             write: Vec::new(),
+            deny: Vec::new(),
             internet: None,
             timeout_secs: TIMEOUT_SECS.default,
             output_chars: OUTPUT_CHARS.default,

@@ -14,7 +14,7 @@ use crate::diagnostic::{Diagnostic, nearest};
 use crate::paths::GrantPath;
 
 const ROOT_KEYS: &[&str] = &["commands", "files", "internet", "localhost", "browser", "tool"];
-const FILES_KEYS: &[&str] = &["read", "write"];
+const FILES_KEYS: &[&str] = &["read", "write", "deny"];
 const INTERNET_KEYS: &[&str] = &["hosts", "tcp", "per_minute", "tools"];
 const RUN_KEYS: &[&str] = &["timeout", "output"];
 const SCHEDULER_KEYS: &[&str] = &["hops"];
@@ -53,6 +53,7 @@ impl Walk {
             self.unknown_keys(files, FILES_KEYS, "files.");
             file.read = self.grants(files, "read");
             file.write = self.grants(files, "write");
+            file.deny = self.grants(files, "deny");
         }
         if let Some(internet) = self.table(root, "internet") {
             file.internet = Some(self.internet(internet));
