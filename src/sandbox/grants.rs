@@ -309,7 +309,7 @@ pub fn open_around(
             opened.push((fd, Part::Whole));
             continue;
         }
-        let is_hole = holes.iter().any(|h| *h == path);
+        let is_hole = holes.contains(&path);
         if is_hole {
             if list_holes {
                 opened.push((fd, Part::Listing));
