@@ -11,6 +11,7 @@
 //! |---|---|
 //! | [`sandbox_file`] | the sandbox file: parsing, validation, defaults |
 //! | [`diagnostic`] | compiler-style errors for it |
+//! | [`denials`] | what the sandbox refused a call, and the grant that would allow it |
 //! | [`paths`] | lexical path handling shared by everything: `~`, `..`, teams, beneath |
 //! | [`program_path`] | finding a program on the system PATH, never the caller's |
 //! | [`protected`] | the protected set: secrets kept out of every grant they lie in |
@@ -31,6 +32,7 @@
 
 pub mod background;
 pub mod cli;
+pub mod denials;
 pub mod diagnostic;
 #[cfg(feature = "fault-points")]
 pub mod fault;

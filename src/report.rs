@@ -71,6 +71,8 @@ pub struct Report {
     pub enforcement: Option<Enforcement>,
     /// With `[internet]`: what the call's proxy let through and refused.
     pub internet: Option<crate::proxy::Log>,
+    /// What the sandbox refused, known or inferred (see [`crate::denials`]).
+    pub denials: Vec<crate::denials::Denial>,
     pub wall: Duration,
 }
 
@@ -89,6 +91,7 @@ impl Report {
             landlock_abi: None,
             enforcement: None,
             internet: None,
+            denials: Vec::new(),
             wall: Duration::ZERO,
         }
     }
@@ -180,6 +183,7 @@ impl Report {
         };
         o = o.raw("enforced", &enforced);
         o = o.raw("internet", &self.internet.as_ref().map_or("null".to_owned(), internet_json));
+        o = o.raw("denials", &json::array(self.denials.iter().map(|d| d.to_json())));
         o.num("wall_ms", self.wall.as_millis() as u64).finish()
     }
 
@@ -218,6 +222,7 @@ impl Report {
                 lines.push(format!("internet: {} refusals in all", log.refused));
             }
         }
+        lines.extend(self.denials.iter().map(|d| d.line()));
         lines.extend(status);
         (!lines.is_empty()).then(|| lines.iter().map(|l| format!("lnk: {l}\n")).collect())
     }

@@ -23,7 +23,7 @@ use crate::program_path::system_path_var;
 use crate::proxy::{self, ResolveOverride};
 use crate::report::{Outcome, Report};
 use crate::sandbox::{Refusal, Sandbox, SandboxRequest};
-use crate::sandbox_file::Tool;
+use crate::sandbox_file::{Commands, Tool};
 
 /// One call as the command line asked for it.
 pub struct RunRequest {
@@ -68,7 +68,15 @@ pub fn run(req: &RunRequest) -> Report {
     };
     let mut sandbox = match Sandbox::prepare(&sandbox_req, &kernel) {
         Ok(s) => s,
-        Err(Refusal { exit_code, message }) => return report.refused(exit_code, message, started),
+        Err(Refusal { exit_code, message }) => {
+            // A program `commands` does not list: lnk knows that one for certain.
+            if let (Commands::Listed(names), Tool::Run) = (&req.flags.commands, req.flags.tool) {
+                if !names.contains(&req.program) {
+                    report.denials.push(crate::denials::program_not_listed(&req.program));
+                }
+            }
+            return report.refused(exit_code, message, started);
+        }
     };
     report.enforcement = Some(sandbox.enforcement.clone());
     report.program_path = Some(sandbox.program_path.clone());
@@ -144,6 +152,11 @@ pub fn run(req: &RunRequest) -> Report {
     drop(tmp);
     report.stdout = stdout.finish();
     report.stderr = stderr.finish();
+    // What the program said was refused, explained by the grants (marked inferred).
+    if !session {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        report.denials = crate::denials::infer(&report.stderr.text, &req.flags, &cwd);
+    }
     report.wall = started.elapsed();
     report.timed_out = waited.timed_out;
     report.stopped_by = waited.stopped_by;

@@ -331,3 +331,44 @@ fn the_report_says_what_was_enforced() {
     assert_eq!(r.json["program_exit_code"], 0);
     assert!(r.json["wall_ms"].is_u64());
 }
+
+#[test]
+fn refusals_explain_themselves() {
+    let policy = "commands = [\"sh\", \"cat\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\n";
+    for mode in modes() {
+        let agent = Agent::new("denials", policy);
+        // Named on lnk's command line and not listed: known, not inferred.
+        let r = Report::from(run(in_mode(&mut agent.command(&[], &["seq", "3"]), mode)));
+        assert_eq!(r.code, Some(126), "{}", r.raw);
+        let d = &r.json["denials"][0];
+        assert_eq!((d["access"].as_str(), d["target"].as_str()), (Some("run"), Some("seq")), "{}", r.raw);
+        assert_eq!(d["fix"], "add \"seq\" to commands");
+        assert_eq!(d["inferred"], false);
+        // Refused inside: inferred from the program's own error lines, with the grant that would
+        // allow each.
+        let script = "seq 3; echo x > ~/notes.txt; cat ~/Link/Files/missing 2>/dev/null; true";
+        let r = Report::from(run(in_mode(&mut agent.command(&[], &["sh", "-c", script]), mode)));
+        let denials = r.json["denials"].as_array().unwrap();
+        let find = |access: &str| {
+            denials
+                .iter()
+                .find(|d| d["access"] == access)
+                .unwrap_or_else(|| panic!("{mode:?}: no {access} denial: {}", r.raw))
+        };
+        let run_denial = find("run");
+        assert_eq!(run_denial["target"], "seq");
+        assert_eq!(run_denial["inferred"], true);
+        let write = find("write");
+        assert_eq!(write["target"], agent.home.join("notes.txt").to_str().unwrap());
+        assert_eq!(write["fix"], format!("add \"{}\" to [files] write", agent.home.display()));
+        assert_eq!(denials.len(), 2, "{mode:?}: nothing else is blamed on the sandbox: {}", r.raw);
+    }
+    // The text report says it on `lnk:` lines.
+    let agent = Agent::new("denials-text", policy);
+    let out = run(lnk()
+        .env("HOME", &agent.home)
+        .args(["sandbox", "run", "--file"])
+        .arg(&agent.policy)
+        .args(["--", "sh", "-c", "seq 3"]));
+    assert!(stderr(&out).contains("lnk: denied: run seq: `seq`"), "{}", stderr(&out));
+}
