@@ -32,6 +32,7 @@
 pub mod capabilities;
 pub mod elf;
 pub mod grants;
+mod rules;
 pub mod seccomp;
 pub mod world;
 
@@ -50,6 +51,7 @@ use crate::paths::overlaps;
 use crate::proxy::door::Door;
 use crate::sandbox_file::{Commands, Tool};
 use grants::{ExecFiles, GrantError};
+use rules::{Kind, add, add_around, borrowed, grant_system_read_except_programs, holes, program_home};
 use world::{World, WorldMode};
 
 /// The Landlock ABI lnk needs: 6, for the signal and abstract-socket scopes.
@@ -410,109 +412,6 @@ impl Sandbox {
     }
 }
 
-/// Adds a grant's rules: the whole folder, or, when holes lie in it, the folder around them (see
-/// [`grants::open_around`]).
-fn add_around(
-    mut ruleset: RulesetCreated,
-    path: &Path,
-    fd: OwnedFd,
-    holes: &[PathBuf],
-    rights: BitFlags<AccessFs>,
-) -> Result<RulesetCreated, Refusal> {
-    let inside: Vec<PathBuf> = holes.iter().filter(|h| h.starts_with(path)).cloned().collect();
-    if inside.is_empty() {
-        return add(ruleset, fd, rights, Kind::Folder);
-    }
-    let parts = grants::open_around(path, fd, &inside, false).map_err(|e| Refusal::kernel(e.to_string()))?;
-    for (fd, part) in parts {
-        ruleset = match part {
-            grants::Part::Whole => add(ruleset, fd, rights, Kind::Either)?,
-            grants::Part::Listing => add(ruleset, fd, AccessFs::ReadDir.into(), Kind::Folder)?,
-        };
-    }
-    Ok(ruleset)
-}
-
-/// The holes to cut in this call's grants (see [`crate::protected`]): the file's `deny`, the
-/// protected set where it lies in a grant, and the agent's records. A protected path that is a
-/// link is a hole where it leads too, when that is in a grant. A grant inside a denied path is
-/// refused: `deny` must not lose to a grant silently.
-fn holes(req: &SandboxRequest<'_>) -> Result<Vec<PathBuf>, Refusal> {
-    let grants: Vec<&PathBuf> = req.flags.read.iter().chain(&req.flags.write).collect();
-    if let Some((grant, denied)) = crate::protected::grant_in_denied(&req.flags.deny, &grants) {
-        return Err(Refusal::refused(format!(
-            "the grant `{}` lies in `{}`, which `[files] deny` keeps out of every grant; remove one of them",
-            grant.display(),
-            denied.display()
-        )));
-    }
-    let mut candidates: Vec<PathBuf> = req.flags.deny.clone();
-    candidates.extend(crate::protected::builtin_holes(req.home, &grants));
-    candidates.extend(req.protected.iter().filter(|p| crate::protected::is_hole(p, &grants)).cloned());
-    let mut holes = Vec::new();
-    for candidate in candidates {
-        // Where a link leads, inside a grant, is as secret as the link's name.
-        if let Ok(real) = std::fs::canonicalize(&candidate) {
-            if real != candidate && grants.iter().any(|g| real.starts_with(g)) && !holes.contains(&real) {
-                holes.push(real);
-            }
-        }
-        if !holes.contains(&candidate) {
-            holes.push(candidate);
-        }
-    }
-    Ok(holes)
-}
-
-fn borrowed(roots: &[(PathBuf, OwnedFd)]) -> Vec<(PathBuf, &OwnedFd)> {
-    roots.iter().map(|(p, fd)| (p.clone(), fd)).collect()
-}
-
-/// The program's `HOME`: the caller's when a grant reaches it (git and many tools fail hard on
-/// an unreadable home), else a fresh `home` folder in the call's tmp, which the report names.
-fn program_home(req: &SandboxRequest<'_>, own_world: bool) -> Result<(PathBuf, bool), Refusal> {
-    let granted = req.flags.read.iter().chain(&req.flags.write).any(|g| req.home.starts_with(g));
-    if granted {
-        return Ok((req.home.to_owned(), false));
-    }
-    // In the own world the call's tmp lies beneath the /tmp its `tmp` folder covers, so the
-    // program finds the home as /tmp/home; otherwise at its own path.
-    let (made, seen) = match own_world {
-        true => (req.private_tmp.join("tmp/home"), PathBuf::from("/tmp/home")),
-        false => (req.private_tmp.join("home"), req.private_tmp.join("home")),
-    };
-    rustix::fs::mkdir(&made, rustix::fs::Mode::from_raw_mode(0o700))
-        .map_err(|e| Refusal::kernel(format!("cannot make a home folder in the call's tmp: {e}")))?;
-    Ok((seen, true))
-}
-
-/// What a rule's descriptor is, when the caller knows (opened with `O_DIRECTORY`, or a program).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Folder,
-    File,
-    Either,
-}
-
-fn add(
-    ruleset: RulesetCreated,
-    fd: OwnedFd,
-    rights: BitFlags<AccessFs>,
-    kind: Kind,
-) -> Result<RulesetCreated, Refusal> {
-    // A file (a program, a device) takes only the rights that apply to files.
-    let is_folder = match kind {
-        Kind::Folder => true,
-        Kind::File => false,
-        Kind::Either => rustix::fs::fstat(&fd)
-            .is_ok_and(|s| rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::Directory),
-    };
-    let rights = if is_folder { rights } else { rights & AccessFs::from_file(PINNED_ABI) };
-    ruleset
-        .add_rule(PathBeneath::new(fd, rights))
-        .map_err(|e| Refusal::kernel(format!("cannot add a Landlock rule: {e}")))
-}
-
 /// Plans the network door for `[internet]`, refusing where the kernel cannot make one: without
 /// the call's own world there is no network namespace of the program's own, and Landlock's port
 /// rules alone would let the program reach any host on the proxy's port.
@@ -526,23 +425,6 @@ fn network_door(net: &InternetFlags, mode: WorldMode, why_not: Option<&str>) -> 
     // The door's scratch folder for the hosts file must be visible in the program's mount
     // namespace, where the world's /tmp covers the call's tmp folder.
     Door::new(net, Path::new("/tmp")).map_err(Refusal::refused)
-}
-
-/// Grants reading the system folders, except the files of the folders programs are found in
-/// (the system PATH): those folders may be listed, but their files read (and executed) only
-/// where a listed program's file is granted on its own. The dynamic loader must be executable
-/// for any dynamic program, and run directly (`ld-linux-x86-64.so.2 /usr/bin/perl`) it maps
-/// whatever program file it can read; so an unlisted program must not be readable.
-fn grant_system_read_except_programs(mut ruleset: RulesetCreated) -> Result<RulesetCreated, Refusal> {
-    let folders = grants::open_system_read(SYSTEM_READ, crate::program_path::SYSTEM_PATH)
-        .map_err(|e| Refusal::kernel(e.to_string()))?;
-    for (fd, how) in folders {
-        ruleset = match how {
-            grants::Part::Whole => add(ruleset, fd, read_rights(), Kind::Either)?,
-            grants::Part::Listing => add(ruleset, fd, AccessFs::ReadDir.into(), Kind::Folder)?,
-        };
-    }
-    Ok(ruleset)
 }
 
 /// Refuses unless the kernel gives every guarantee a sandbox needs, naming what is missing.
