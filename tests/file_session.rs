@@ -66,6 +66,15 @@ impl Drop for Session {
     }
 }
 
+fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+fn set_mode(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
 struct Files {
     dir: Scratch,
     home: PathBuf,
@@ -89,6 +98,31 @@ impl Files {
         c.env("HOME", &self.home).arg("file").arg("--files-dir").arg(&self.files);
         c.arg("--read").arg(&self.home).arg("--write").arg(&self.files);
         c.arg("--write").arg(self.home.join("Link/Teams/blue/Shared"));
+        Session::spawn(c)
+    }
+
+    /// A session that mode bits bind even when the tests run as root: the child drops
+    /// CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from its bounding set before exec, so root's
+    /// `lnk file` gets neither (an ordinary user never had them).
+    fn session_bound_by_modes(&self) -> Session {
+        use std::os::unix::process::CommandExt as _;
+        let mut c = lnk();
+        c.env("HOME", &self.home).arg("file").arg("--files-dir").arg(&self.files);
+        c.arg("--read").arg(&self.home).arg("--write").arg(&self.files);
+        if is_root() {
+            // SAFETY: only prctl in the forked child before exec.
+            unsafe {
+                c.pre_exec(|| {
+                    for cap in [1, 2] {
+                        // CAP_DAC_OVERRIDE (1) and CAP_DAC_READ_SEARCH (2), which libc does not name.
+                        if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                    }
+                    Ok(())
+                });
+            }
+        }
         Session::spawn(c)
     }
 
@@ -399,4 +433,41 @@ fn a_huge_offset_or_limit_answers_at_once() {
     let r = s.ok(json!({"op": "read", "path": "t.txt", "offset": 1, "limit": i64::MAX}));
     assert_eq!(r["text"], "b\n");
     assert!(started.elapsed() < Duration::from_secs(5), "found by fuzzing: a loop to the offset");
+}
+
+#[test]
+fn a_search_says_what_it_skipped_and_passes_an_unreadable_folder() {
+    let f = Files::new("searchskips");
+    let mut deep = f.files.join("deep");
+    for i in 0..34 {
+        deep = deep.join(format!("d{i}"));
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::write(deep.join("n.txt"), "needle deep").unwrap();
+    std::fs::write(f.files.join("big.txt"), format!("needle\n{}", "x".repeat(9 << 20))).unwrap();
+    std::fs::create_dir_all(f.files.join("locked/inner")).unwrap();
+    std::fs::write(f.files.join("locked/inner/n.txt"), "needle locked").unwrap();
+    std::fs::create_dir_all(f.files.join("open")).unwrap();
+    std::fs::write(f.files.join("open/n.txt"), "needle open").unwrap();
+    set_mode(&f.files.join("locked"), 0o000);
+    let mut s = f.session_bound_by_modes();
+    let found = s.ok(json!({"op": "search", "query": "needle"}));
+    set_mode(&f.files.join("locked"), 0o755);
+    let paths: Vec<&str> =
+        found["matches"].as_array().unwrap().iter().map(|m| m["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["open/n.txt"], "the unreadable folder did not end the search: {found}");
+    assert_eq!(found["complete"], false, "{found}");
+    assert_eq!(found["skipped"], json!({"too_deep": 1, "too_large": 1, "unreadable": 1}), "{found}");
+    assert!(found.get("stopped").is_none(), "{found}");
+    // A search that passed over nothing is complete.
+    let found = s.ok(json!({"op": "search", "path": "open", "query": "needle"}));
+    assert_eq!(found["complete"], true, "{found}");
+    assert_eq!(found["skipped"], json!({"too_deep": 0, "too_large": 0, "unreadable": 0}), "{found}");
+    // One stopped by its limit says so.
+    let found = s.ok(json!({"op": "search", "path": "open", "query": "needle", "limit": 1}));
+    assert_eq!(
+        (found["complete"].as_bool(), found["stopped"].as_str()),
+        (Some(false), Some("limit")),
+        "{found}"
+    );
 }
