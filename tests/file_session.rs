@@ -17,6 +17,8 @@ struct Session {
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     next: u64,
+    /// Lines written so far: each answer's `seq` is its request's line number.
+    lines: u64,
 }
 
 impl Session {
@@ -25,15 +27,29 @@ impl Session {
             cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        Session { child, stdin, stdout, next: 0 }
+        Session { child, stdin, stdout, next: 0, lines: 0 }
     }
 
     fn raw(&mut self, line: &str) -> Value {
-        writeln!(self.stdin, "{line}").unwrap();
+        self.raw_bytes(line.as_bytes())
+    }
+
+    /// Sends one line of any bytes; checks the answer's `seq` is that line's number.
+    fn raw_bytes(&mut self, line: &[u8]) -> Value {
+        self.stdin.write_all(line).and_then(|()| self.stdin.write_all(b"\n")).unwrap();
         self.stdin.flush().unwrap();
+        self.lines += 1;
         let mut answer = String::new();
         self.stdout.read_line(&mut answer).unwrap();
-        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer:?}"))
+        let a: Value = serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer:?}"));
+        assert_eq!(a["seq"], json!(self.lines), "every answer has its line number: {a}");
+        a
+    }
+
+    /// A blank line: no answer, but it counts as a line.
+    fn blank(&mut self) {
+        writeln!(self.stdin).unwrap();
+        self.lines += 1;
     }
 
     /// Sends `req` with a fresh id; returns `ok` or panics on an error answer.
@@ -470,4 +486,37 @@ fn a_search_says_what_it_skipped_and_passes_an_unreadable_folder() {
         (Some(false), Some("limit")),
         "{found}"
     );
+}
+
+#[test]
+fn every_answer_can_be_matched_to_its_request() {
+    let f = Files::new("ids");
+    let mut s = f.session();
+    // A valid request whose id is neither a string nor a number: answered, with the id's text.
+    let a = s.raw(r#"{"id":{"turn":3},"op":"stat","path":"."}"#);
+    assert_eq!(
+        (&a["id"], &a["raw_id"], &a["ok"]["kind"]),
+        (&Value::Null, &json!(r#"{"turn":3}"#), &json!("folder")),
+        "{a}"
+    );
+    let a = s.raw(r#"{"id":1.5,"op":"stat","path":"."}"#);
+    assert_eq!((&a["id"], &a["raw_id"]), (&Value::Null, &json!("1.5")), "{a}");
+    // A line that is not JSON at all: the id is found in its text.
+    let a = s.raw(r#"{"id":"req-7","op":"read","path":"#);
+    assert_eq!((&a["id"], &a["error"]["kind"]), (&json!("req-7"), &json!("bad_request")), "{a}");
+    assert!(a.get("raw_id").is_none(), "{a}");
+    let a = s.raw(r#"{"id":[1,2],"op":"read" "path":"x"}"#);
+    assert_eq!((&a["id"], &a["raw_id"]), (&Value::Null, &json!("[1,2]")), "{a}");
+    let a = s.raw("not json");
+    assert_eq!((&a["id"], a.get("raw_id")), (&Value::Null, None), "{a}");
+    // Blank lines are skipped but counted; a line that is not UTF-8 or is too long is still matched.
+    s.blank();
+    s.blank();
+    let a = s.raw_bytes(b"{\"id\":9,\"op\":\"stat\",\"path\":\"\xff\"}");
+    assert_eq!((&a["id"], &a["error"]["kind"]), (&json!(9), &json!("bad_request")), "{a}");
+    let huge =
+        format!("{{\"id\":41,\"op\":\"write\",\"path\":\"h\",\"content\":\"{}\"}}", "x".repeat(17 << 20));
+    let a = s.raw(&huge);
+    assert_eq!((&a["id"], &a["error"]["kind"]), (&json!(41), &json!("too_large")), "{a}");
+    assert_eq!(s.ok(json!({"op": "stat", "path": "."}))["kind"], "folder");
 }
