@@ -236,6 +236,7 @@ pub fn exec_filter() -> Result<seccompiler::BpfProgram, String> {
 pub fn serve(home: PathBuf, files_dir: &Path, read: Vec<PathBuf>, write: Vec<PathBuf>) -> Result<(), String> {
     forbid_exec().map_err(|e| format!("cannot forbid exec: {e}"))?;
     let mut roots = Roots::new(home, files_dir, read, write)?;
+    roots.sweep_files_folder();
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let stdout = std::io::stdout();

@@ -4,6 +4,7 @@
 
 mod read;
 mod search;
+pub mod temp;
 mod tree;
 mod write;
 
@@ -14,13 +15,18 @@ pub use write::{edit, write};
 
 use std::os::fd::OwnedFd;
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 
 use super::FileError;
 use super::roots::{Target, open_beneath};
 
-/// At most this many bytes of a file are read for one answer.
+/// At most this many bytes of a file are returned by one read (lines or a byte range).
 pub const MAX_READ_BYTES: u64 = 1 << 20;
+/// The most lines one read returns.
+pub const MAX_READ_LINES: u64 = 10_000;
+/// Entries a list returns when no limit is given, and the most it returns.
+pub const DEFAULT_LIST_ENTRIES: u64 = 1000;
+pub const MAX_LIST_ENTRIES: u64 = 5000;
 /// The largest file `edit` rewrites.
 pub const MAX_EDIT_BYTES: u64 = 64 << 20;
 /// Lines returned by a read when no limit is given.
@@ -47,7 +53,7 @@ pub(super) fn kind_name(t: FileType) -> &'static str {
 }
 
 /// Opens a regular file for reading, never blocking on a FIFO and never following a link.
-pub(super) fn open_regular(t: &Target<'_>) -> Result<(OwnedFd, u64), FileError> {
+pub(super) fn open_regular(t: &Target<'_>) -> Result<(OwnedFd, Stat), FileError> {
     let fd = open_beneath(
         t.root,
         &t.rel_str(),
@@ -61,7 +67,13 @@ pub(super) fn open_regular(t: &Target<'_>) -> Result<(OwnedFd, u64), FileError> 
             format!("`{}` is a {}", t.rel, kind_name(FileType::from_raw_mode(st.st_mode))),
         ));
     }
-    Ok((fd, st.st_size as u64))
+    Ok((fd, st))
+}
+
+/// A file's modification time in nanoseconds since the epoch: with its size, the version
+/// `read` and `stat` answer and `edit` and `write` can be told to expect.
+pub(super) fn mtime_ns(st: &Stat) -> i128 {
+    i128::from(st.st_mtime as i64) * 1_000_000_000 + i128::from(st.st_mtime_nsec as i64)
 }
 
 pub(super) fn read_all(fd: &OwnedFd, limit: u64) -> Result<Vec<u8>, FileError> {
