@@ -520,3 +520,172 @@ fn every_answer_can_be_matched_to_its_request() {
     assert_eq!((&a["id"], &a["error"]["kind"]), (&json!(41), &json!("too_large")), "{a}");
     assert_eq!(s.ok(json!({"op": "stat", "path": "."}))["kind"], "folder");
 }
+
+#[test]
+fn an_edit_or_write_told_what_to_expect_never_overwrites_a_change() {
+    let f = Files::new("expect");
+    let path = f.files.join("f.txt");
+    let mut s = f.session();
+    s.ok(json!({"op": "write", "path": "f.txt", "content": "one two"}));
+    let r = s.ok(json!({"op": "read", "path": "f.txt"}));
+    let st = s.ok(json!({"op": "stat", "path": "f.txt"}));
+    assert_eq!((&r["mtime_ns"], &r["size"]), (&st["mtime_ns"], &st["size"]), "read and stat agree");
+    let seen = json!({"mtime_ns": r["mtime_ns"], "size": r["size"]});
+    // Another writer changes the file in place, same size, a different time.
+    std::fs::write(&path, "one TWO").unwrap();
+    let later = std::time::SystemTime::now() + Duration::from_secs(5);
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(later).unwrap();
+    let e =
+        s.err(json!({"op": "edit", "path": "f.txt", "old": "one", "new": "1", "expect": seen}), "changed");
+    assert!(e.contains("read it again"), "{e}");
+    s.err(json!({"op": "write", "path": "f.txt", "content": "mine", "expect": seen}), "changed");
+    s.err(json!({"op": "write", "path": "f.txt", "content": "mine", "expect": {"size": 3}}), "changed");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "one TWO", "nothing was written");
+    // The version read now is accepted.
+    let st = s.ok(json!({"op": "stat", "path": "f.txt"}));
+    let now = json!({"mtime_ns": st["mtime_ns"], "size": st["size"]});
+    s.ok(json!({"op": "edit", "path": "f.txt", "old": "one", "new": "1", "expect": now}));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "1 TWO");
+    s.err(json!({"op": "write", "path": "gone.txt", "content": "x", "expect": {"size": 0}}), "changed");
+    s.err(json!({"op": "write", "path": "f.txt", "content": "x", "expect": {}}), "bad_request");
+    s.err(json!({"op": "write", "path": "f.txt", "content": "x", "expect": {"mtime": 1}}), "bad_request");
+    s.err(json!({"op": "write", "path": "f.txt", "content": "x", "expect": {"size": "5"}}), "bad_request");
+}
+
+#[test]
+fn read_and_list_are_bounded_and_say_where_to_go_on() {
+    let f = Files::new("paging");
+    // 3 MiB of numbered lines: the last ones lie far past the first MiB.
+    let text: String = (0..300_000).map(|i| format!("{i:09}\n")).collect();
+    std::fs::write(f.files.join("long.txt"), &text).unwrap();
+    let mut s = f.session();
+    let r = s.ok(json!({"op": "read", "path": "long.txt", "limit": 1_000_000}));
+    assert_eq!(
+        (r["lines"].as_u64(), r["more"].as_bool(), r["next_offset"].as_u64()),
+        (Some(10_000), Some(true), Some(10_000))
+    );
+    let r = s.ok(json!({"op": "read", "path": "long.txt", "offset": 299_998}));
+    assert_eq!(r["text"], "000299998\n000299999\n", "a line past the first MiB is reached");
+    assert_eq!((r["more"].as_bool(), r.get("next_offset")), (Some(false), None), "{r}");
+    // Lines too many bytes: cut at whole lines under 1 MiB, then go on from there.
+    let wide: String = (0..3000).map(|i| format!("{i:04}{}\n", "w".repeat(995))).collect();
+    std::fs::write(f.files.join("wide.txt"), &wide).unwrap();
+    let r = s.ok(json!({"op": "read", "path": "wide.txt"}));
+    let n = r["lines"].as_u64().unwrap();
+    assert!(
+        n < 3000
+            && r["text"].as_str().unwrap().len() <= 1 << 20
+            && r["text"].as_str().unwrap().ends_with('\n'),
+        "{n}"
+    );
+    assert_eq!((r["more"].as_bool(), r["next_offset"].as_u64()), (Some(true), Some(n)));
+    let r = s.ok(json!({"op": "read", "path": "wide.txt", "offset": n, "limit": 1}));
+    assert!(
+        r["text"].as_str().unwrap().starts_with(&format!("{n:04}w")),
+        "{}",
+        &r["text"].as_str().unwrap()[..8]
+    );
+    // One line over 1 MiB comes cut, and says so.
+    std::fs::write(f.files.join("one.txt"), format!("{}\nnext\n", "z".repeat(2 << 20))).unwrap();
+    let r = s.ok(json!({"op": "read", "path": "one.txt"}));
+    assert_eq!(
+        (r["lines"].as_u64(), r["cut_line"].as_bool(), r["next_offset"].as_u64()),
+        (Some(1), Some(true), Some(1))
+    );
+    assert_eq!(r["text"].as_str().unwrap().len(), 1 << 20);
+    assert_eq!(s.ok(json!({"op": "read", "path": "one.txt", "offset": 1}))["text"], "next\n");
+    // Byte ranges: at most 1 MiB, and where the next one starts.
+    let r = s.ok(json!({"op": "read", "path": "long.txt", "byte_offset": 10, "byte_length": 1 << 30}));
+    assert_eq!(
+        (r["byte_length"].as_u64(), r["more"].as_bool(), r["next_byte_offset"].as_u64()),
+        (Some(1 << 20), Some(true), Some(10 + (1 << 20)))
+    );
+    // A list pages through a folder.
+    for i in 0..7 {
+        std::fs::write(f.files.join(format!("d{i}")), "").unwrap();
+    }
+    std::fs::create_dir(f.files.join("many")).unwrap();
+    for i in 0..5 {
+        std::fs::write(f.files.join(format!("many/{i}")), "").unwrap();
+    }
+    let l = s.ok(json!({"op": "list", "path": "many", "limit": 2}));
+    assert_eq!(
+        (
+            l["entries"].as_array().unwrap().len(),
+            l["total"].as_u64(),
+            l["more"].as_bool(),
+            l["next_offset"].as_u64()
+        ),
+        (2, Some(5), Some(true), Some(2))
+    );
+    let l = s.ok(json!({"op": "list", "path": "many", "offset": 4, "limit": 2}));
+    assert_eq!(
+        (l["entries"][0]["name"].as_str(), l["more"].as_bool(), l.get("next_offset")),
+        (Some("4"), Some(false), None)
+    );
+}
+
+#[test]
+fn a_root_session_keeps_a_replaced_files_owner() {
+    if !is_root() {
+        eprintln!(
+            "SKIPPED a_root_session_keeps_a_replaced_files_owner: needs root (run the suite as root to check it)"
+        );
+        return;
+    }
+    use std::os::unix::fs::MetadataExt as _;
+    let f = Files::new("owner");
+    let path = f.files.join("theirs.txt");
+    std::fs::write(&path, "one").unwrap();
+    std::os::unix::fs::chown(&path, Some(1234), Some(2345)).unwrap();
+    set_mode(&path, 0o640);
+    let mut s = f.session();
+    s.ok(json!({"op": "write", "path": "theirs.txt", "content": "two"}));
+    let m = std::fs::metadata(&path).unwrap();
+    assert_eq!((m.uid(), m.gid(), m.mode() & 0o777), (1234, 2345, 0o640), "write kept owner, group, mode");
+    s.ok(json!({"op": "edit", "path": "theirs.txt", "old": "two", "new": "three"}));
+    let m = std::fs::metadata(&path).unwrap();
+    assert_eq!((m.uid(), m.gid(), m.mode() & 0o777), (1234, 2345, 0o640), "edit kept owner, group, mode");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "three");
+}
+
+#[cfg(feature = "fault-points")]
+#[test]
+fn a_killed_writes_temporary_file_is_removed_by_the_next_session() {
+    let f = Files::new("stale");
+    std::fs::create_dir_all(f.files.join("a/b")).unwrap();
+    let temps = |f: &Files| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(f.files.join("a/b"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".lnk-tmp-"))
+            .collect();
+        names.sort();
+        names
+    };
+    // A session killed between writing its temporary file and renaming it.
+    let mut c = lnk();
+    c.env("HOME", &f.home)
+        .env("LNK_FAULT", "file-write-before-rename")
+        .arg("file")
+        .arg("--files-dir")
+        .arg(&f.files);
+    c.arg("--read").arg(&f.home).arg("--write").arg(&f.files);
+    let mut killed = Session::spawn(c);
+    writeln!(killed.stdin, "{}", json!({"id": 1, "op": "write", "path": "a/b/n.md", "content": "new"}))
+        .unwrap();
+    let status = killed.child.wait().unwrap();
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(libc::SIGKILL));
+    let left = temps(&f);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(!f.files.join("a/b/n.md").exists());
+    // A temporary file a live writer still holds (locked here) must stay.
+    let held = f.files.join("a/b/.lnk-tmp-1-0-held.md");
+    let held_file = std::fs::File::create(&held).unwrap();
+    rustix::fs::flock(&held_file, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    std::fs::write(f.files.join("a/b/.lnk-tmp-notes"), "not ours").unwrap();
+    let mut s = f.session();
+    s.ok(json!({"op": "stat", "path": "."}));
+    assert_eq!(temps(&f), [".lnk-tmp-1-0-held.md", ".lnk-tmp-notes"], "the dead write's file is gone");
+    drop(held_file);
+}
