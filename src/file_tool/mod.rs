@@ -24,7 +24,13 @@
 //! - every path goes through [`roots`]: beneath its root, no symlink followed, and written only
 //!   where a `[files] write` grant covers it;
 //! - a write is atomic (a new file, synced, renamed over the old name): never half-written, even
-//!   if the session is killed mid-write;
+//!   if the session is killed mid-write; the new file keeps the old one's owner, group and
+//!   permission bits, and the temporary file a killed write leaves is removed by the next session
+//!   that writes there (see [`ops::temp`]);
+//! - `write` and `edit` told which version they replace (`expect`) answer `changed` and write
+//!   nothing when the file is another version now;
+//! - every answer is bounded and says so: a read or list says `more` and where to go on, a
+//!   search says whether it is `complete` and what it skipped;
 //! - a bad request is an error answer, never the end of the session; a line over
 //!   [`MAX_LINE`] bytes is refused without being held in memory whole.
 

@@ -73,7 +73,7 @@ pub(super) fn open_regular(t: &Target<'_>) -> Result<(OwnedFd, Stat), FileError>
 /// A file's modification time in nanoseconds since the epoch: with its size, the version
 /// `read` and `stat` answer and `edit` and `write` can be told to expect.
 pub(super) fn mtime_ns(st: &Stat) -> i128 {
-    i128::from(st.st_mtime as i64) * 1_000_000_000 + i128::from(st.st_mtime_nsec as i64)
+    st.st_mtime as i128 * 1_000_000_000 + st.st_mtime_nsec as i128
 }
 
 pub(super) fn read_all(fd: &OwnedFd, limit: u64) -> Result<Vec<u8>, FileError> {

@@ -62,11 +62,13 @@ impl Version {
     }
 
     /// The version `st` is.
+    #[allow(clippy::unnecessary_cast, reason = "st_ino is not u64 on every target")]
     fn of(st: &Stat) -> Version {
         Version { mtime_ns: Some(mtime_ns(st)), size: Some(st.st_size as u64), ino: Some(st.st_ino as u64) }
     }
 
     /// `changed` unless `st` (the file now, `None` if there is none) is this version.
+    #[allow(clippy::unnecessary_cast, reason = "st_ino is not u64 on every target")]
     fn check(&self, st: Option<&Stat>, rel: &str) -> Result<(), FileError> {
         let again = "read it again and redo the change";
         let Some(st) = st else {
