@@ -17,6 +17,8 @@ struct Session {
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     next: u64,
+    /// Lines written so far: each answer's `seq` is its request's line number.
+    lines: u64,
 }
 
 impl Session {
@@ -25,15 +27,29 @@ impl Session {
             cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        Session { child, stdin, stdout, next: 0 }
+        Session { child, stdin, stdout, next: 0, lines: 0 }
     }
 
     fn raw(&mut self, line: &str) -> Value {
-        writeln!(self.stdin, "{line}").unwrap();
+        self.raw_bytes(line.as_bytes())
+    }
+
+    /// Sends one line of any bytes; checks the answer's `seq` is that line's number.
+    fn raw_bytes(&mut self, line: &[u8]) -> Value {
+        self.stdin.write_all(line).and_then(|()| self.stdin.write_all(b"\n")).unwrap();
         self.stdin.flush().unwrap();
+        self.lines += 1;
         let mut answer = String::new();
         self.stdout.read_line(&mut answer).unwrap();
-        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer:?}"))
+        let a: Value = serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer:?}"));
+        assert_eq!(a["seq"], json!(self.lines), "every answer has its line number: {a}");
+        a
+    }
+
+    /// A blank line: no answer, but it counts as a line.
+    fn blank(&mut self) {
+        writeln!(self.stdin).unwrap();
+        self.lines += 1;
     }
 
     /// Sends `req` with a fresh id; returns `ok` or panics on an error answer.
@@ -66,6 +82,15 @@ impl Drop for Session {
     }
 }
 
+fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+fn set_mode(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
 struct Files {
     dir: Scratch,
     home: PathBuf,
@@ -89,6 +114,31 @@ impl Files {
         c.env("HOME", &self.home).arg("file").arg("--files-dir").arg(&self.files);
         c.arg("--read").arg(&self.home).arg("--write").arg(&self.files);
         c.arg("--write").arg(self.home.join("Link/Teams/blue/Shared"));
+        Session::spawn(c)
+    }
+
+    /// A session that mode bits bind even when the tests run as root: the child drops
+    /// CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from its bounding set before exec, so root's
+    /// `lnk file` gets neither (an ordinary user never had them).
+    fn session_bound_by_modes(&self) -> Session {
+        use std::os::unix::process::CommandExt as _;
+        let mut c = lnk();
+        c.env("HOME", &self.home).arg("file").arg("--files-dir").arg(&self.files);
+        c.arg("--read").arg(&self.home).arg("--write").arg(&self.files);
+        if is_root() {
+            // SAFETY: only prctl in the forked child before exec.
+            unsafe {
+                c.pre_exec(|| {
+                    for cap in [1, 2] {
+                        // CAP_DAC_OVERRIDE (1) and CAP_DAC_READ_SEARCH (2), which libc does not name.
+                        if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                    }
+                    Ok(())
+                });
+            }
+        }
         Session::spawn(c)
     }
 
@@ -399,4 +449,243 @@ fn a_huge_offset_or_limit_answers_at_once() {
     let r = s.ok(json!({"op": "read", "path": "t.txt", "offset": 1, "limit": i64::MAX}));
     assert_eq!(r["text"], "b\n");
     assert!(started.elapsed() < Duration::from_secs(5), "found by fuzzing: a loop to the offset");
+}
+
+#[test]
+fn a_search_says_what_it_skipped_and_passes_an_unreadable_folder() {
+    let f = Files::new("searchskips");
+    let mut deep = f.files.join("deep");
+    for i in 0..34 {
+        deep = deep.join(format!("d{i}"));
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::write(deep.join("n.txt"), "needle deep").unwrap();
+    std::fs::write(f.files.join("big.txt"), format!("needle\n{}", "x".repeat(9 << 20))).unwrap();
+    std::fs::create_dir_all(f.files.join("locked/inner")).unwrap();
+    std::fs::write(f.files.join("locked/inner/n.txt"), "needle locked").unwrap();
+    std::fs::create_dir_all(f.files.join("open")).unwrap();
+    std::fs::write(f.files.join("open/n.txt"), "needle open").unwrap();
+    set_mode(&f.files.join("locked"), 0o000);
+    let mut s = f.session_bound_by_modes();
+    let found = s.ok(json!({"op": "search", "query": "needle"}));
+    set_mode(&f.files.join("locked"), 0o755);
+    let paths: Vec<&str> =
+        found["matches"].as_array().unwrap().iter().map(|m| m["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["open/n.txt"], "the unreadable folder did not end the search: {found}");
+    assert_eq!(found["complete"], false, "{found}");
+    assert_eq!(found["skipped"], json!({"too_deep": 1, "too_large": 1, "unreadable": 1}), "{found}");
+    assert!(found.get("stopped").is_none(), "{found}");
+    // A search that passed over nothing is complete.
+    let found = s.ok(json!({"op": "search", "path": "open", "query": "needle"}));
+    assert_eq!(found["complete"], true, "{found}");
+    assert_eq!(found["skipped"], json!({"too_deep": 0, "too_large": 0, "unreadable": 0}), "{found}");
+    // One stopped by its limit says so.
+    let found = s.ok(json!({"op": "search", "path": "open", "query": "needle", "limit": 1}));
+    assert_eq!(
+        (found["complete"].as_bool(), found["stopped"].as_str()),
+        (Some(false), Some("limit")),
+        "{found}"
+    );
+}
+
+#[test]
+fn every_answer_can_be_matched_to_its_request() {
+    let f = Files::new("ids");
+    let mut s = f.session();
+    // A valid request whose id is neither a string nor a number: answered, with the id's text.
+    let a = s.raw(r#"{"id":{"turn":3},"op":"stat","path":"."}"#);
+    assert_eq!(
+        (&a["id"], &a["raw_id"], &a["ok"]["kind"]),
+        (&Value::Null, &json!(r#"{"turn":3}"#), &json!("folder")),
+        "{a}"
+    );
+    let a = s.raw(r#"{"id":1.5,"op":"stat","path":"."}"#);
+    assert_eq!((&a["id"], &a["raw_id"]), (&Value::Null, &json!("1.5")), "{a}");
+    // A line that is not JSON at all: the id is found in its text.
+    let a = s.raw(r#"{"id":"req-7","op":"read","path":"#);
+    assert_eq!((&a["id"], &a["error"]["kind"]), (&json!("req-7"), &json!("bad_request")), "{a}");
+    assert!(a.get("raw_id").is_none(), "{a}");
+    let a = s.raw(r#"{"id":[1,2],"op":"read" "path":"x"}"#);
+    assert_eq!((&a["id"], &a["raw_id"]), (&Value::Null, &json!("[1,2]")), "{a}");
+    let a = s.raw("not json");
+    assert_eq!((&a["id"], a.get("raw_id")), (&Value::Null, None), "{a}");
+    // Blank lines are skipped but counted; a line that is not UTF-8 or is too long is still matched.
+    s.blank();
+    s.blank();
+    let a = s.raw_bytes(b"{\"id\":9,\"op\":\"stat\",\"path\":\"\xff\"}");
+    assert_eq!((&a["id"], &a["error"]["kind"]), (&json!(9), &json!("bad_request")), "{a}");
+    let huge =
+        format!("{{\"id\":41,\"op\":\"write\",\"path\":\"h\",\"content\":\"{}\"}}", "x".repeat(17 << 20));
+    let a = s.raw(&huge);
+    assert_eq!((&a["id"], &a["error"]["kind"]), (&json!(41), &json!("too_large")), "{a}");
+    assert_eq!(s.ok(json!({"op": "stat", "path": "."}))["kind"], "folder");
+}
+
+#[test]
+fn an_edit_or_write_told_what_to_expect_never_overwrites_a_change() {
+    let f = Files::new("expect");
+    let path = f.files.join("f.txt");
+    let mut s = f.session();
+    s.ok(json!({"op": "write", "path": "f.txt", "content": "one two"}));
+    let r = s.ok(json!({"op": "read", "path": "f.txt"}));
+    let st = s.ok(json!({"op": "stat", "path": "f.txt"}));
+    assert_eq!((&r["mtime_ns"], &r["size"]), (&st["mtime_ns"], &st["size"]), "read and stat agree");
+    let seen = json!({"mtime_ns": r["mtime_ns"], "size": r["size"]});
+    // Another writer changes the file in place, same size, a different time.
+    std::fs::write(&path, "one TWO").unwrap();
+    let later = std::time::SystemTime::now() + Duration::from_secs(5);
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(later).unwrap();
+    let e =
+        s.err(json!({"op": "edit", "path": "f.txt", "old": "one", "new": "1", "expect": seen}), "changed");
+    assert!(e.contains("read it again"), "{e}");
+    s.err(json!({"op": "write", "path": "f.txt", "content": "mine", "expect": seen}), "changed");
+    s.err(json!({"op": "write", "path": "f.txt", "content": "mine", "expect": {"size": 3}}), "changed");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "one TWO", "nothing was written");
+    // The version read now is accepted.
+    let st = s.ok(json!({"op": "stat", "path": "f.txt"}));
+    let now = json!({"mtime_ns": st["mtime_ns"], "size": st["size"]});
+    s.ok(json!({"op": "edit", "path": "f.txt", "old": "one", "new": "1", "expect": now}));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "1 TWO");
+    s.err(json!({"op": "write", "path": "gone.txt", "content": "x", "expect": {"size": 0}}), "changed");
+    s.err(json!({"op": "write", "path": "f.txt", "content": "x", "expect": {}}), "bad_request");
+    s.err(json!({"op": "write", "path": "f.txt", "content": "x", "expect": {"mtime": 1}}), "bad_request");
+    s.err(json!({"op": "write", "path": "f.txt", "content": "x", "expect": {"size": "5"}}), "bad_request");
+}
+
+#[test]
+fn read_and_list_are_bounded_and_say_where_to_go_on() {
+    let f = Files::new("paging");
+    // 3 MiB of numbered lines: the last ones lie far past the first MiB.
+    let text: String = (0..300_000).map(|i| format!("{i:09}\n")).collect();
+    std::fs::write(f.files.join("long.txt"), &text).unwrap();
+    let mut s = f.session();
+    let r = s.ok(json!({"op": "read", "path": "long.txt", "limit": 1_000_000}));
+    assert_eq!(
+        (r["lines"].as_u64(), r["more"].as_bool(), r["next_offset"].as_u64()),
+        (Some(10_000), Some(true), Some(10_000))
+    );
+    let r = s.ok(json!({"op": "read", "path": "long.txt", "offset": 299_998}));
+    assert_eq!(r["text"], "000299998\n000299999\n", "a line past the first MiB is reached");
+    assert_eq!((r["more"].as_bool(), r.get("next_offset")), (Some(false), None), "{r}");
+    // Lines too many bytes: cut at whole lines under 1 MiB, then go on from there.
+    let wide: String = (0..3000).map(|i| format!("{i:04}{}\n", "w".repeat(995))).collect();
+    std::fs::write(f.files.join("wide.txt"), &wide).unwrap();
+    let r = s.ok(json!({"op": "read", "path": "wide.txt"}));
+    let n = r["lines"].as_u64().unwrap();
+    assert!(
+        n < 3000
+            && r["text"].as_str().unwrap().len() <= 1 << 20
+            && r["text"].as_str().unwrap().ends_with('\n'),
+        "{n}"
+    );
+    assert_eq!((r["more"].as_bool(), r["next_offset"].as_u64()), (Some(true), Some(n)));
+    let r = s.ok(json!({"op": "read", "path": "wide.txt", "offset": n, "limit": 1}));
+    assert!(
+        r["text"].as_str().unwrap().starts_with(&format!("{n:04}w")),
+        "{}",
+        &r["text"].as_str().unwrap()[..8]
+    );
+    // One line over 1 MiB comes cut, and says so.
+    std::fs::write(f.files.join("one.txt"), format!("{}\nnext\n", "z".repeat(2 << 20))).unwrap();
+    let r = s.ok(json!({"op": "read", "path": "one.txt"}));
+    assert_eq!(
+        (r["lines"].as_u64(), r["cut_line"].as_bool(), r["next_offset"].as_u64()),
+        (Some(1), Some(true), Some(1))
+    );
+    assert_eq!(r["text"].as_str().unwrap().len(), 1 << 20);
+    assert_eq!(s.ok(json!({"op": "read", "path": "one.txt", "offset": 1}))["text"], "next\n");
+    // Byte ranges: at most 1 MiB, and where the next one starts.
+    let r = s.ok(json!({"op": "read", "path": "long.txt", "byte_offset": 10, "byte_length": 1 << 30}));
+    assert_eq!(
+        (r["byte_length"].as_u64(), r["more"].as_bool(), r["next_byte_offset"].as_u64()),
+        (Some(1 << 20), Some(true), Some(10 + (1 << 20)))
+    );
+    // A list pages through a folder.
+    for i in 0..7 {
+        std::fs::write(f.files.join(format!("d{i}")), "").unwrap();
+    }
+    std::fs::create_dir(f.files.join("many")).unwrap();
+    for i in 0..5 {
+        std::fs::write(f.files.join(format!("many/{i}")), "").unwrap();
+    }
+    let l = s.ok(json!({"op": "list", "path": "many", "limit": 2}));
+    assert_eq!(
+        (
+            l["entries"].as_array().unwrap().len(),
+            l["total"].as_u64(),
+            l["more"].as_bool(),
+            l["next_offset"].as_u64()
+        ),
+        (2, Some(5), Some(true), Some(2))
+    );
+    let l = s.ok(json!({"op": "list", "path": "many", "offset": 4, "limit": 2}));
+    assert_eq!(
+        (l["entries"][0]["name"].as_str(), l["more"].as_bool(), l.get("next_offset")),
+        (Some("4"), Some(false), None)
+    );
+}
+
+#[test]
+fn a_root_session_keeps_a_replaced_files_owner() {
+    if !is_root() {
+        eprintln!(
+            "SKIPPED a_root_session_keeps_a_replaced_files_owner: needs root (run the suite as root to check it)"
+        );
+        return;
+    }
+    use std::os::unix::fs::MetadataExt as _;
+    let f = Files::new("owner");
+    let path = f.files.join("theirs.txt");
+    std::fs::write(&path, "one").unwrap();
+    std::os::unix::fs::chown(&path, Some(1234), Some(2345)).unwrap();
+    set_mode(&path, 0o640);
+    let mut s = f.session();
+    s.ok(json!({"op": "write", "path": "theirs.txt", "content": "two"}));
+    let m = std::fs::metadata(&path).unwrap();
+    assert_eq!((m.uid(), m.gid(), m.mode() & 0o777), (1234, 2345, 0o640), "write kept owner, group, mode");
+    s.ok(json!({"op": "edit", "path": "theirs.txt", "old": "two", "new": "three"}));
+    let m = std::fs::metadata(&path).unwrap();
+    assert_eq!((m.uid(), m.gid(), m.mode() & 0o777), (1234, 2345, 0o640), "edit kept owner, group, mode");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "three");
+}
+
+#[cfg(feature = "fault-points")]
+#[test]
+fn a_killed_writes_temporary_file_is_removed_by_the_next_session() {
+    let f = Files::new("stale");
+    std::fs::create_dir_all(f.files.join("a/b")).unwrap();
+    let temps = |f: &Files| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(f.files.join("a/b"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".lnk-tmp-"))
+            .collect();
+        names.sort();
+        names
+    };
+    // A session killed between writing its temporary file and renaming it.
+    let mut c = lnk();
+    c.env("HOME", &f.home)
+        .env("LNK_FAULT", "file-write-before-rename")
+        .arg("file")
+        .arg("--files-dir")
+        .arg(&f.files);
+    c.arg("--read").arg(&f.home).arg("--write").arg(&f.files);
+    let mut killed = Session::spawn(c);
+    writeln!(killed.stdin, "{}", json!({"id": 1, "op": "write", "path": "a/b/n.md", "content": "new"}))
+        .unwrap();
+    let status = killed.child.wait().unwrap();
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(libc::SIGKILL));
+    let left = temps(&f);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(!f.files.join("a/b/n.md").exists());
+    // A temporary file a live writer still holds (locked here) must stay.
+    let held = f.files.join("a/b/.lnk-tmp-1-0-held.md");
+    let held_file = std::fs::File::create(&held).unwrap();
+    rustix::fs::flock(&held_file, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    std::fs::write(f.files.join("a/b/.lnk-tmp-notes"), "not ours").unwrap();
+    let mut s = f.session();
+    s.ok(json!({"op": "stat", "path": "."}));
+    assert_eq!(temps(&f), [".lnk-tmp-1-0-held.md", ".lnk-tmp-notes"], "the dead write's file is gone");
+    drop(held_file);
 }

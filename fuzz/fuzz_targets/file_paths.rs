@@ -37,10 +37,10 @@ fuzz_target!(|data: &[u8]| {
     let t = tree();
     let mut roots = Roots::new(t.home.clone(), &t.files, vec![t.home.clone()], vec![]).unwrap();
     let request = lnk::json::Object::new().str("op", "read").str("path", path).finish();
-    let answer = lnk::file_tool::answer(&mut roots, &request);
+    let answer = lnk::file_tool::answer(&mut roots, &request, 1);
     assert!(!answer.contains("SECRET"), "{path:?} -> {answer}");
     let list = lnk::json::Object::new().str("op", "list").str("path", path).finish();
-    let answer = lnk::file_tool::answer(&mut roots, &list);
+    let answer = lnk::file_tool::answer(&mut roots, &list, 2);
     assert!(!answer.contains("\"secret\""), "{path:?} listed outside: {answer}");
     if let Ok(target) = roots.resolve(path, false) {
         let abs = target.abs.clone();

@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
     let (home, files) = files();
     // No write grant: the fuzzer exercises every operation, and every mutation is refused.
     let mut roots = Roots::new(home.clone(), files, vec![home.clone()], vec![]).unwrap();
-    let answer = lnk::file_tool::answer(&mut roots, line);
+    let answer = lnk::file_tool::answer(&mut roots, line, 1);
     assert!(!answer.contains('\n'));
     assert!(matches!(lnk::json::parse::parse(&answer), Ok(lnk::json::parse::Value::Object(_))), "{answer}");
 });

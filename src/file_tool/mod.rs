@@ -2,14 +2,21 @@
 //!
 //! The harness starts `lnk sandbox run --file FILE --tool file -- lnk file --files-dir DIR` once
 //! per session and then writes one JSON request per line on its standard input; each gets one
-//! JSON answer per line on standard output, with the request's `id` echoed:
+//! JSON answer per line on standard output, with the request's `id` echoed and `seq`, the
+//! request's line number in the session (1-based; blank lines get no answer but count):
 //!
 //! ```text
 //! {"id":1,"op":"read","path":"notes.md","offset":0,"limit":100}
-//! {"id":1,"ok":{"size":120,"offset":0,"lines":3,"more":false,"text":"…"}}
+//! {"id":1,"seq":1,"ok":{"size":120,"mtime_ns":…,"offset":0,"lines":3,"more":false,"text":"…"}}
 //! {"id":2,"op":"read","path":"../x"}
-//! {"id":2,"error":{"kind":"bad_path","message":"the path climbs out of its root with `..`"}}
+//! {"id":2,"seq":2,"error":{"kind":"bad_path","message":"the path climbs out of its root with `..`"}}
+//! {"id":{"turn":3},"op":"stat","path":"."}
+//! {"id":null,"raw_id":"{\"turn\":3}","seq":3,"ok":{…}}
 //! ```
+//!
+//! An id that is not a string or an integer, or one in a line that is not valid JSON, cannot be
+//! echoed as it was: the answer then has `"id":null` and `raw_id`, the id's text as written
+//! (see [`answer_id`]). With `seq` a harness can match every answer, even to a line with no id.
 //!
 //! What it guarantees, on top of the sandbox it runs in:
 //! - it starts nothing: `execve` and `execveat` are refused by a seccomp filter it installs on
@@ -17,7 +24,13 @@
 //! - every path goes through [`roots`]: beneath its root, no symlink followed, and written only
 //!   where a `[files] write` grant covers it;
 //! - a write is atomic (a new file, synced, renamed over the old name): never half-written, even
-//!   if the session is killed mid-write;
+//!   if the session is killed mid-write; the new file keeps the old one's owner, group and
+//!   permission bits, and the temporary file a killed write leaves is removed by the next session
+//!   that writes there (see [`ops::temp`]);
+//! - `write` and `edit` told which version they replace (`expect`) answer `changed` and write
+//!   nothing when the file is another version now;
+//! - every answer is bounded and says so: a read or list says `more` and where to go on, a
+//!   search says whether it is `complete` and what it skipped;
 //! - a bad request is an error answer, never the end of the session; a line over
 //!   [`MAX_LINE`] bytes is refused without being held in memory whole.
 
@@ -116,31 +129,73 @@ impl Request {
     }
 }
 
-/// The `id` echoed in the answer, as JSON (null when the request had none or did not parse).
-fn id_json(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::String(s)) => json::string(s),
-        Some(Value::Int(n)) => n.to_string(),
-        _ => "null".into(),
+/// The longest `raw_id` echoed, in bytes.
+const MAX_RAW_ID: usize = 200;
+
+/// How much of a request line over [`MAX_LINE`] is kept, to find its `id`.
+const KEPT_OF_LONG_LINE: usize = 4096;
+
+/// The answer's `id` as JSON, and the raw text of an id that cannot be echoed as one.
+///
+/// A string or integer id is echoed as it was. Any other id (an object, a float, `true`), or
+/// one in a line that is not valid JSON, is answered with `"id":null` and `"raw_id"`: the id's
+/// text as written (at most [`MAX_RAW_ID`] bytes), for the harness to match on; an id found in a
+/// broken line that is itself a string or an integer is echoed as the id.
+fn answer_id(line: &str, parsed: Option<&Value>) -> (String, Option<String>) {
+    let echo = |v: &Value| match v {
+        Value::String(s) => Some(json::string(s)),
+        Value::Int(n) => Some(n.to_string()),
+        _ => None,
+    };
+    match parsed {
+        Some(Value::Object(fields)) => match fields.get("id") {
+            None | Some(Value::Null) => return ("null".into(), None),
+            Some(v) => {
+                if let Some(id) = echo(v) {
+                    return (id, None);
+                }
+            }
+        },
+        Some(_) => return ("null".into(), None),
+        None => {}
     }
+    let Some(raw) = json::scan::top_level_field(line, "id") else { return ("null".into(), None) };
+    if let Some(id) = json::parse::parse(raw).ok().as_ref().and_then(echo) {
+        return (id, None);
+    }
+    let mut cut = raw.len().min(MAX_RAW_ID);
+    while !raw.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    ("null".into(), Some(raw[..cut].to_owned()))
 }
 
-/// Answers one request line.
-pub fn answer(roots: &mut Roots, line: &str) -> String {
+/// One answer line: the id (and raw id), the sequence number, and `ok` or `error`.
+fn envelope((id, raw_id): (String, Option<String>), seq: u64, result: Result<String, FileError>) -> String {
+    let mut out = json::Object::new().raw("id", &id);
+    if let Some(raw) = raw_id {
+        out = out.str("raw_id", &raw);
+    }
+    out = out.num("seq", seq);
+    match result {
+        Ok(ok) => out.raw("ok", &ok),
+        Err(e) => {
+            out.raw("error", &json::Object::new().str("kind", e.kind).str("message", &e.message).finish())
+        }
+    }
+    .finish()
+}
+
+/// Answers one request line; `seq` is its line number in the session (1-based).
+pub fn answer(roots: &mut Roots, line: &str, seq: u64) -> String {
     let parsed = json::parse::parse(line);
-    let id = id_json(parsed.as_ref().ok().and_then(|v| v.get("id")));
+    let id = answer_id(line, parsed.as_ref().ok());
     let result = match parsed {
         Err(why) => Err(FileError::new("bad_request", why)),
         Ok(fields @ Value::Object(_)) => dispatch(roots, &Request { fields }),
         Ok(_) => Err(FileError::new("bad_request", "a request is a JSON object")),
     };
-    match result {
-        Ok(ok) => format!("{{\"id\":{id},\"ok\":{ok}}}"),
-        Err(e) => format!(
-            "{{\"id\":{id},\"error\":{}}}",
-            json::Object::new().str("kind", e.kind).str("message", &e.message).finish()
-        ),
-    }
+    envelope(id, seq, result)
 }
 
 fn dispatch(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
@@ -187,37 +242,34 @@ pub fn exec_filter() -> Result<seccompiler::BpfProgram, String> {
 pub fn serve(home: PathBuf, files_dir: &Path, read: Vec<PathBuf>, write: Vec<PathBuf>) -> Result<(), String> {
     forbid_exec().map_err(|e| format!("cannot forbid exec: {e}"))?;
     let mut roots = Roots::new(home, files_dir, read, write)?;
+    roots.sweep_files_folder();
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let stdout = std::io::stdout();
     let mut output = std::io::BufWriter::new(stdout.lock());
     let mut line = Vec::new();
+    let mut seq = 0u64;
     loop {
         line.clear();
         let (n, too_long) = read_line(&mut input, &mut line).map_err(|e| e.to_string())?;
         if n == 0 {
             return Ok(());
         }
-        let reply = if too_long {
-            format!(
-                "{{\"id\":null,\"error\":{}}}",
-                json::Object::new()
-                    .str("kind", "too_large")
-                    .str("message", &format!("a request line is at most {MAX_LINE} bytes"))
-                    .finish()
-            )
-        } else {
-            match std::str::from_utf8(&line) {
-                Ok(text) if text.trim().is_empty() => continue,
-                Ok(text) => answer(&mut roots, text),
-                Err(_) => format!(
-                    "{{\"id\":null,\"error\":{}}}",
-                    json::Object::new()
-                        .str("kind", "bad_request")
-                        .str("message", "a request line is UTF-8 JSON")
-                        .finish()
-                ),
-            }
+        // Every line counts, blank ones too: `seq` is the request's line number.
+        seq += 1;
+        let reply = match std::str::from_utf8(&line) {
+            _ if too_long => envelope(
+                answer_id(&String::from_utf8_lossy(&line), None),
+                seq,
+                Err(FileError::new("too_large", format!("a request line is at most {MAX_LINE} bytes"))),
+            ),
+            Ok(text) if text.trim().is_empty() => continue,
+            Ok(text) => answer(&mut roots, text, seq),
+            Err(_) => envelope(
+                answer_id(&String::from_utf8_lossy(&line), None),
+                seq,
+                Err(FileError::new("bad_request", "a request line is UTF-8 JSON")),
+            ),
         };
         if writeln!(output, "{reply}").and_then(|()| output.flush()).is_err() {
             return Ok(());
@@ -225,8 +277,9 @@ pub fn serve(home: PathBuf, files_dir: &Path, read: Vec<PathBuf>, write: Vec<Pat
     }
 }
 
-/// Reads one line into `line` (without the newline), keeping at most [`MAX_LINE`] bytes;
-/// returns the bytes consumed (0 at the end) and whether the line was longer.
+/// Reads one line into `line` (without the newline), keeping at most [`MAX_LINE`] bytes (of a
+/// longer line, only its first [`KEPT_OF_LONG_LINE`] bytes, to find its `id`); returns the bytes
+/// consumed (0 at the end) and whether the line was longer.
 fn read_line(input: &mut impl std::io::BufRead, line: &mut Vec<u8>) -> std::io::Result<(usize, bool)> {
     let mut consumed = 0;
     let mut too_long = false;
@@ -239,9 +292,9 @@ fn read_line(input: &mut impl std::io::BufRead, line: &mut Vec<u8>) -> std::io::
             Some(i) => (&buf[..i], Some(i + 1)),
             None => (buf, None),
         };
-        if line.len() + chunk.len() > MAX_LINE {
+        if !too_long && line.len() + chunk.len() > MAX_LINE {
             too_long = true;
-            line.clear();
+            line.truncate(KEPT_OF_LONG_LINE);
         } else if !too_long {
             line.extend_from_slice(chunk);
         }

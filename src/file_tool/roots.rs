@@ -22,6 +22,28 @@ use crate::sandbox::grants;
 pub struct Root {
     pub path: PathBuf,
     pub fd: OwnedFd,
+    /// Whether this session has swept it for stale temporary files (see `ops::temp`).
+    swept: std::cell::Cell<bool>,
+}
+
+impl Root {
+    fn new(path: PathBuf, fd: OwnedFd) -> Root {
+        Root { path, fd, swept: std::cell::Cell::new(false) }
+    }
+
+    /// Before this session's first write beneath this root: removes the temporary files killed
+    /// writes left (only where this session may write, so only once a write is allowed here).
+    fn sweep_once(&self) {
+        if !self.swept.replace(true) {
+            let removed = super::ops::temp::sweep(&self.fd);
+            if removed > 0 {
+                eprintln!(
+                    "lnk file: removed {removed} temporary file(s) left by killed writes in {}",
+                    self.path.display()
+                );
+            }
+        }
+    }
 }
 
 /// A request's path, resolved to its root and the part beneath it.
@@ -65,7 +87,12 @@ impl Roots {
         let fd = grants::open_no_symlinks(files_dir, true)
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("the files folder {} does not exist", files_dir.display()))?;
-        Ok(Roots { home, files: Root { path: files_dir.to_owned(), fd }, read, write, teams: Vec::new() })
+        Ok(Roots { home, files: Root::new(files_dir.to_owned(), fd), read, write, teams: Vec::new() })
+    }
+
+    /// At the start of a session: sweeps the files folder if this session may write there.
+    pub fn sweep_files_folder(&mut self) {
+        let _ = self.resolve(".", true);
     }
 
     /// Resolves a request's path. `write` asks for a path a write grant covers.
@@ -84,7 +111,12 @@ impl Roots {
             return Err(FileError::new("denied", format!("`{path}` may not be {what}")));
         }
         match agent_path {
-            AgentPath::Files(rel) => Ok(Target { root: &self.files, rel, abs }),
+            AgentPath::Files(rel) => {
+                if write {
+                    self.files.sweep_once();
+                }
+                Ok(Target { root: &self.files, rel, abs })
+            }
             AgentPath::Team { team, rest } => {
                 if !self.teams.iter().any(|(t, _)| *t == team) {
                     let folder = team_folder(&self.home, &team);
@@ -93,9 +125,12 @@ impl Roots {
                         .ok_or_else(|| {
                             FileError::new("not_found", format!("the team folder of `{team}` does not exist"))
                         })?;
-                    self.teams.push((team.clone(), Root { path: folder, fd }));
+                    self.teams.push((team.clone(), Root::new(folder, fd)));
                 }
                 let root = &self.teams.iter().find(|(t, _)| *t == team).expect("inserted above").1;
+                if write {
+                    root.sweep_once();
+                }
                 Ok(Target { root, rel: rest, abs })
             }
         }

@@ -7,6 +7,7 @@
 //! output) stays one valid JSON value on one line.
 
 pub mod parse;
+pub mod scan;
 
 use std::fmt::Write as _;
 
