@@ -63,6 +63,14 @@ fn wants_json(args: &[String]) -> bool {
     args.iter().take_while(|a| *a != "--").any(|a| a == "--json" || a.starts_with("--json="))
 }
 
+/// `list` and `sweep` take flags only: a stray word is a mistake to say, not to ignore.
+fn no_words(parsed: ParsedArgs) -> Result<ParsedArgs, UsageError> {
+    match parsed.positional.first() {
+        Some(word) => Err(UsageError(format!("unexpected `{}`: this verb takes no ID", word.escape_debug()))),
+        None => Ok(parsed),
+    }
+}
+
 fn agent(parsed: &ParsedArgs) -> Result<Agent, Failure> {
     let dir = |flag: &str| {
         parsed.value(flag).map(PathBuf::from).ok_or_else(|| UsageError(format!("`{flag}` is needed")))
@@ -224,7 +232,7 @@ fn shown_state(r: &Record, live: bool) -> &'static str {
 }
 
 fn list(args: &[String]) -> Result<u8, Failure> {
-    let parsed = args::parse(args, &COMMON, &["--json"])?;
+    let parsed = no_words(args::parse(args, &COMMON, &["--json"])?)?;
     if parsed.help {
         out!("{USAGE}");
         return Ok(0);
@@ -375,7 +383,7 @@ fn stop(args: &[String]) -> Result<u8, Failure> {
 }
 
 fn sweep_verb(args: &[String]) -> Result<u8, Failure> {
-    let parsed = args::parse(args, &COMMON, &["--json"])?;
+    let parsed = no_words(args::parse(args, &COMMON, &["--json"])?)?;
     if parsed.help {
         out!("{USAGE}");
         return Ok(0);
