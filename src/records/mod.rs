@@ -226,7 +226,8 @@ impl Records {
     /// Whether a record needs nothing from a sweep: ended, told, and younger than a day. Read
     /// without the lock and without the full parse (the sweep's steady state is thousands of
     /// such records): lnk writes every value on a line of its own, so these three lines are
-    /// reliable for a record lnk wrote. Anything unexpected answers `false`, and the record then
+    /// reliable for a record lnk wrote (and they come before `output_end`, the one long line, so
+    /// they are within the bytes read). Anything unexpected answers `false`, and the record then
     /// gets the full, strict, locked treatment; a skip never acts, so it cannot act wrongly. A
     /// file that is not the caller's answers `false` too, so the sweep reports it.
     pub fn settled(&self, id: &str, now_ms: u64) -> bool {
