@@ -12,6 +12,9 @@
 //! {"from":"run:r0123…","to":"<conversation>","hop":3,"id":"r0123…","state":"exited",
 //!  "exit_code":0,"signal":null,"text":"… exited with 0","output_end":"…"}
 //! ```
+//!
+//! `output_end` is the last half of `[tool.run] output` characters of the command's output,
+//! exactly, and at most 64 KiB (see `output_end`).
 
 use std::io::Write as _;
 use std::os::unix::net::UnixStream;

@@ -16,6 +16,7 @@
 //! If it dies without a word, its lock is free and the sweep takes over (see `records::sweep`).
 
 pub mod bridge;
+pub mod output_end;
 pub mod output_file;
 pub mod supervise;
 
@@ -26,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use crate::cli::exit;
 use crate::flags::SandboxFlags;
-use crate::records::{self, Record, Records, State, sweep};
+use crate::records::{self, ReadError, Record, Records, State, sweep};
 use crate::sandbox_file::Commands;
 pub use supervise::supervise;
 
@@ -67,51 +68,117 @@ pub struct StartRequest {
     pub bridge: Option<PathBuf>,
 }
 
-/// Why a start failed, with the exit code `lnk sandbox run` would give.
+/// Why a verb failed, in a word a program can match on (`--json`'s `reason`), each with its own
+/// exit code. Codes that mean "try later" and "never, from here" differ from "not allowed", so
+/// a harness reading only the exit code can still tell them apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// The command line is wrong (a flag, a missing value, an id that is not a record id).
+    Usage,
+    /// The program is not among the sandbox file's `commands`, or the sandbox refused it.
+    NotAllowed,
+    /// The call is `[tool.scheduler] hops` down a chain: no further start, ever, from there.
+    HopCap,
+    /// 4 commands are running: try again when one has ended.
+    Limit,
+    /// The program is not on the system PATH.
+    ProgramNotFound,
+    /// There is no background command with that id.
+    UnknownId,
+    /// A record, lock or output file is not the caller's (see `records::owner`): left alone.
+    NotYours,
+    /// `read`: the output file is not the one lnk wrote (a link, another file, a FIFO).
+    OutputRefused,
+    /// `read`: the command never started, so it has no output.
+    NoOutput,
+    /// lnk itself failed, or the sandbox could not be made.
+    Failed,
+}
+
+impl Reason {
+    pub fn word(self) -> &'static str {
+        match self {
+            Reason::Usage => "usage",
+            Reason::NotAllowed => "not_allowed",
+            Reason::HopCap => "hop_cap",
+            Reason::Limit => "limit",
+            Reason::ProgramNotFound => "program_not_found",
+            Reason::UnknownId => "unknown_id",
+            Reason::NotYours => "not_yours",
+            Reason::OutputRefused => "output_refused",
+            Reason::NoOutput => "no_output",
+            Reason::Failed => "failed",
+        }
+    }
+
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Reason::Usage => exit::USAGE,
+            Reason::NotAllowed | Reason::OutputRefused => exit::REFUSED,
+            Reason::HopCap => exit::HOP_CAP,
+            Reason::Limit => exit::TRY_LATER,
+            Reason::ProgramNotFound | Reason::UnknownId => exit::NOT_FOUND,
+            Reason::NotYours | Reason::NoOutput | Reason::Failed => exit::HELPER_FAILED,
+        }
+    }
+}
+
+/// Why a verb failed: the reason, and a sentence for the person that says what to do.
 #[derive(Debug)]
-pub struct StartError {
-    pub exit_code: u8,
+pub struct Failure {
+    pub reason: Reason,
     pub message: String,
 }
 
-fn refused(message: String) -> StartError {
-    StartError { exit_code: exit::REFUSED, message }
+impl Failure {
+    pub fn new(reason: Reason, message: impl Into<String>) -> Failure {
+        Failure { reason, message: message.into() }
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        self.reason.exit_code()
+    }
 }
 
-fn failed(message: String) -> StartError {
-    StartError { exit_code: exit::HELPER_FAILED, message }
+fn failed(message: String) -> Failure {
+    Failure::new(Reason::Failed, message)
 }
 
 /// Starts a background command and returns its id once the supervisor holds the record's lock
 /// and the command has been executed.
-pub fn start(agent: &Agent, req: &StartRequest) -> Result<String, StartError> {
+pub fn start(agent: &Agent, req: &StartRequest) -> Result<String, Failure> {
     if req.hop >= req.hops {
-        return Err(refused(format!(
-            "this call is {} hops down a chain and `[tool.scheduler] hops` is {}: no further background start",
-            req.hop, req.hops
-        )));
+        return Err(Failure::new(
+            Reason::HopCap,
+            format!(
+                "this call is {} hops down a chain and `[tool.scheduler] hops` is {}: no further background start from here",
+                req.hop, req.hops
+            ),
+        ));
     }
     // Refuse what the sandbox would refuse before anything is recorded.
     if let Commands::Listed(names) = &req.flags.commands {
         if !names.iter().any(|n| n == &req.program) {
-            return Err(refused(format!(
-                "`{}` is not among the sandbox file's `commands`",
-                req.program.escape_debug()
-            )));
+            return Err(Failure::new(
+                Reason::NotAllowed,
+                format!("`{}` is not among the sandbox file's `commands`", req.program.escape_debug()),
+            ));
         }
     }
-    crate::program_path::lookup(&req.program).map_err(|e| StartError {
-        exit_code: exit::NOT_FOUND,
-        message: format!("`{}`: {e}", req.program.escape_debug()),
+    crate::program_path::lookup(&req.program).map_err(|e| {
+        Failure::new(Reason::ProgramNotFound, format!("`{}`: {e}", req.program.escape_debug()))
     })?;
 
     let records = &agent.records;
     let starts = records.lock_starts().map_err(failed)?;
     let running = records.ids().iter().filter(|id| records.is_live(id)).count();
     if running >= MAX_RUNNING {
-        return Err(refused(format!(
-            "{running} background commands are running; at most {MAX_RUNNING} run at once"
-        )));
+        return Err(Failure::new(
+            Reason::Limit,
+            format!(
+                "{running} background commands are running and at most {MAX_RUNNING} run at once: try again when one has ended (or stop one)"
+            ),
+        ));
     }
     let (id, lock) = (0..16)
         .find_map(|attempt| {
@@ -143,6 +210,19 @@ pub fn start(agent: &Agent, req: &StartRequest) -> Result<String, StartError> {
         output_end: String::new(),
         told: false,
     };
+    // The caller's part of the record is bounded, so that every later write (with the output's
+    // end and lnk's own fields) stays readable (see `records::format`).
+    let size = record.to_toml().len();
+    if size > records::format::START_RECORD_MAX_BYTES {
+        records.remove(lock);
+        return Err(Failure::new(
+            Reason::Usage,
+            format!(
+                "the program, its arguments and the conversation id make a {size}-byte record; at most {} bytes are accepted (pass long data in a file)",
+                records::format::START_RECORD_MAX_BYTES
+            ),
+        ));
+    }
     records.write(&lock, &record).map_err(failed)?;
     #[cfg(feature = "fault-points")]
     crate::fault::point("start-after-publish");
@@ -164,7 +244,7 @@ fn spawn_supervisor(
     id: &str,
     lock: &OwnedFd,
     ready: &OwnedFd,
-) -> Result<(), StartError> {
+) -> Result<(), Failure> {
     use std::os::fd::AsRawFd as _;
     let exe =
         std::fs::read_link("/proc/self/exe").map_err(|e| failed(format!("cannot find lnk-link-run: {e}")))?;
@@ -212,7 +292,7 @@ fn spawn_supervisor(
 }
 
 /// Waits for the supervisor's word: `ok`, or `fail <code> <why>`.
-fn wait_ready(ready: &OwnedFd, id: &str) -> Result<String, StartError> {
+fn wait_ready(ready: &OwnedFd, id: &str) -> Result<String, Failure> {
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut text = Vec::new();
     let mut buf = [0u8; 1024];
@@ -242,10 +322,14 @@ fn wait_ready(ready: &OwnedFd, id: &str) -> Result<String, StartError> {
         return Ok(id.to_owned());
     }
     match text.strip_prefix("fail ").and_then(|t| t.split_once(' ')) {
-        Some((code, why)) => Err(StartError {
-            exit_code: code.parse().unwrap_or(exit::HELPER_FAILED),
-            message: why.trim().to_owned(),
-        }),
+        Some((code, why)) => {
+            let reason = match code.parse::<u8>() {
+                Ok(exit::REFUSED) => Reason::NotAllowed,
+                Ok(exit::NOT_FOUND) => Reason::ProgramNotFound,
+                _ => Reason::Failed,
+            };
+            Err(Failure::new(reason, why.trim()))
+        }
         None => Err(failed(format!(
             "{id}: the supervisor ended before the command started; the sweep will record it"
         ))),
@@ -256,10 +340,9 @@ fn wait_ready(ready: &OwnedFd, id: &str) -> Result<String, StartError> {
 /// away, recorded lost) and this waits until it has recorded the end. A command whose supervisor
 /// is already gone is swept instead. A record or lock file that is not the caller's is an
 /// error naming it, and nothing is signalled (see `records::owner`).
-pub fn stop(agent: &Agent, id: &str, signal: i32, bridge: Option<&Path>) -> Result<Record, String> {
-    records::format::validate_id(id)?;
+pub fn stop(agent: &Agent, id: &str, signal: i32, bridge: Option<&Path>) -> Result<Record, Failure> {
     let records = &agent.records;
-    let record = records.read(id)?;
+    let record = read_record(records, id)?;
     if record.state.ended() {
         return Ok(record);
     }
@@ -268,7 +351,7 @@ pub fn stop(agent: &Agent, id: &str, signal: i32, bridge: Option<&Path>) -> Resu
             // The lock is held, so the supervisor is alive; the pidfd and start time make sure the
             // signal reaches it and nothing that took its number.
             records::identity::signal_process(sup.pid, sup.start, signal)
-                .map_err(|e| format!("{id}: cannot signal its supervisor: {e}"))?;
+                .map_err(|e| failed(format!("{id}: cannot signal its supervisor: {e}")))?;
         }
         let deadline = Instant::now() + Duration::from_secs(30);
         while records.is_live(id) && Instant::now() < deadline {
@@ -279,7 +362,25 @@ pub fn stop(agent: &Agent, id: &str, signal: i32, bridge: Option<&Path>) -> Resu
     let mut report = sweep::SweepReport::default();
     sweep::sweep_one(records, &agent.files_dir, bridge, id, &mut report, why);
     if let Some((_, why)) = report.skipped.first() {
-        return Err(why.clone());
+        return Err(Failure::new(Reason::NotYours, why.clone()));
     }
-    records.read(id)
+    read_record(records, id)
+}
+
+/// Reads a record for a verb: an id that is not a record id is a usage error (never a path), a
+/// missing record is an unknown id, and someone else's is left alone.
+pub fn read_record(records: &Records, id: &str) -> Result<Record, Failure> {
+    check_id(id)?;
+    records.read_checked(id).map_err(|e| match e {
+        ReadError::Missing(why) => Failure::new(Reason::UnknownId, why),
+        ReadError::NotOurs(why) => Failure::new(Reason::NotYours, why),
+        ReadError::Invalid(why) => failed(why),
+    })
+}
+
+/// An id names files, so one that is not a record id is a usage error, never made into a path.
+pub fn check_id(id: &str) -> Result<(), Failure> {
+    records::format::validate_id(id).map_err(|why| {
+        Failure::new(Reason::Usage, format!("{why}: give an id as `start` printed it (`r` and hex digits)"))
+    })
 }

@@ -10,13 +10,13 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::bridge;
+use super::output_end::OutputEnd;
 use super::output_file::OutputFile;
 use super::{Agent, DEFAULT_GRACE};
 use crate::cli::exit;
 use crate::flags::SandboxFlags;
 use crate::kernel::KernelSupport;
 use crate::lifetime::{self, Exit, ProgramImage, StartFailure, Stdio};
-use crate::output::OutputTail;
 use crate::private_tmp::PrivateTmp;
 use crate::records::{self, Record, RecordLock, State, identity};
 use crate::sandbox::{Refusal, Sandbox, SandboxRequest};
@@ -68,7 +68,7 @@ pub fn supervise(agent: &Agent, opts: &SuperviseOptions) -> u8 {
         Err(Refusal { exit_code, message }) => {
             // Said synchronously to `start`, so there is nothing left to tell.
             record.state = State::Failed;
-            record.detail = message.clone();
+            record.detail = records::format::clip(&message, records::format::DETAIL_MAX_BYTES).to_owned();
             record.ended_ms = Some(records::now_ms());
             record.told = true;
             let _ = records.write(&lock, &record);
@@ -160,7 +160,8 @@ fn run_command(
     fault("supervise-running");
     say("ok");
 
-    let mut end = OutputTail::new((record.output_chars as usize / 2).max(1));
+    // The message tells the last half of `[tool.run] output` characters (see `output_end`).
+    let mut end = OutputEnd::new((record.output_chars as usize / 2).max(1));
     let deadline = started + Duration::from_secs(u64::from(record.timeout_secs));
     let grace = if opts.grace.is_zero() { DEFAULT_GRACE } else { opts.grace };
     let waited = {
@@ -174,7 +175,7 @@ fn run_command(
     record.output_bytes = out.written;
     record.output_dropped = out.dropped;
     out.finish();
-    record.output_end = end.finish().text;
+    record.output_end = end.finish();
     record.ended_ms = Some(records::now_ms());
     (record.exit_code, record.signal) = match waited.exit {
         Some(Exit::Code(c)) => (Some(c), None),

@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::args::{self, ParsedArgs, UsageError};
-use super::exit;
-use crate::background::{self, Agent, StartRequest, bridge, supervise};
+use crate::background::{self, Agent, Failure, Reason, StartRequest, bridge, supervise};
 use crate::flags::{FLAG_NAMES, SandboxFlags};
 use crate::json;
 use crate::records::{ReadError, Record, sweep};
@@ -26,41 +25,71 @@ Usage:
 
 --agent-dir holds the records (never reachable from a sandbox); --files-dir holds
 background/<id>.out. At most 4 commands run at once; a command's timeout is an hour by
-default. Exit codes as `lnk sandbox run`: 126 refused, 127 not found, 125 failed, 2 usage.
+default. With --json, every verb prints one JSON object with \"schema\": 1, errors included.
+Exit codes: 0 ok, 2 usage, 75 four already running (try later), 77 hop cap reached,
+125 failed, 126 not allowed (or read: not the output file lnk wrote), 127 program or id not found.
 ";
+
+/// The version of every `--json` output's shape: a field is only ever added within a version.
+pub const SCHEMA: u8 = 1;
 
 const COMMON: [&str; 3] = ["--agent-dir", "--files-dir", "--bridge"];
 
-fn agent(parsed: &ParsedArgs) -> Result<Agent, Result<u8, UsageError>> {
-    let dir = |flag: &str| {
-        parsed.value(flag).map(PathBuf::from).ok_or_else(|| Err(UsageError(format!("`{flag}` is needed"))))
-    };
-    let (agent_dir, files_dir) = (dir("--agent-dir")?, dir("--files-dir")?);
-    Agent::open(&agent_dir, &files_dir).map_err(|e| {
-        eprintln!("lnk-link-run: {e}");
-        Ok(exit::HELPER_FAILED)
-    })
+impl From<UsageError> for Failure {
+    fn from(e: UsageError) -> Failure {
+        Failure::new(Reason::Usage, e.0)
+    }
 }
 
-macro_rules! open_agent {
-    ($parsed:expr) => {
-        match agent(&$parsed) {
-            Ok(a) => a,
-            Err(result) => return result,
-        }
+/// The start of every successful `--json` answer.
+fn answer() -> json::Object {
+    json::Object::new().num("schema", SCHEMA).bool("ok", true)
+}
+
+/// The `--json` answer of a failure: `{"schema":1,"ok":false,"reason":…,"error":…,"exit_code":…}`.
+fn failure_json(f: &Failure) -> json::Object {
+    json::Object::new()
+        .num("schema", SCHEMA)
+        .bool("ok", false)
+        .str("reason", f.reason.word())
+        .str("error", &f.message)
+        .num("exit_code", f.exit_code())
+}
+
+/// Whether the caller asked for JSON: `--json` among the verb's own words (before `--`, after
+/// which `start`'s program and arguments begin). Looked at before parsing, so that a usage error
+/// is answered in JSON too.
+fn wants_json(args: &[String]) -> bool {
+    args.iter().take_while(|a| *a != "--").any(|a| a == "--json" || a.starts_with("--json="))
+}
+
+/// `list` and `sweep` take flags only: a stray word is a mistake to say, not to ignore.
+fn no_words(parsed: ParsedArgs) -> Result<ParsedArgs, UsageError> {
+    match parsed.positional.first() {
+        Some(word) => Err(UsageError(format!("unexpected `{}`: this verb takes no ID", word.escape_debug()))),
+        None => Ok(parsed),
+    }
+}
+
+fn agent(parsed: &ParsedArgs) -> Result<Agent, Failure> {
+    let dir = |flag: &str| {
+        parsed.value(flag).map(PathBuf::from).ok_or_else(|| UsageError(format!("`{flag}` is needed")))
     };
+    let (agent_dir, files_dir) = (dir("--agent-dir")?, dir("--files-dir")?);
+    Agent::open(&agent_dir, &files_dir).map_err(|e| Failure::new(Reason::Failed, e))
 }
 
 pub fn main(args: &[String]) -> Result<u8, UsageError> {
     let verb = args.first().map(String::as_str);
     let rest = args.get(1..).unwrap_or_default();
-    match verb {
+    let json = wants_json(args);
+    let result = match verb {
         Some("start") => start(rest),
         Some("list") => list(rest),
         Some("read") => read(rest),
         Some("stop") => stop(rest),
         Some("sweep") => sweep_verb(rest),
-        Some("supervise") => supervise_verb(rest),
+        Some("supervise") => return supervise_verb(rest),
         Some("--help" | "-h" | "help") => {
             out!("{USAGE}");
             Ok(0)
@@ -69,19 +98,32 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
             outln!("lnk-link-run {}", env!("CARGO_PKG_VERSION"));
             Ok(0)
         }
-        Some(other) => Err(UsageError(format!("unknown verb `{}`", other.escape_debug()))),
-        None => Err(UsageError("a verb is needed".into())),
+        Some(other) => Err(UsageError(format!("unknown verb `{}`", other.escape_debug())).into()),
+        None => Err(UsageError("a verb is needed".into()).into()),
+    };
+    match result {
+        Ok(code) => Ok(code),
+        Err(f) => {
+            if json {
+                outln!("{}", failure_json(&f).finish());
+            }
+            if f.reason == Reason::Usage {
+                return Err(UsageError(f.message));
+            }
+            eprintln!("lnk-link-run: {}", f.message);
+            Ok(f.exit_code())
+        }
     }
 }
 
-fn start(args: &[String]) -> Result<u8, UsageError> {
+fn start(args: &[String]) -> Result<u8, Failure> {
     let split = args
         .iter()
         .position(|a| a == "--")
         .ok_or_else(|| UsageError("a program is needed after `--`".into()))?;
     let (options, command) = (&args[..split], &args[split + 1..]);
     let Some((program, program_args)) = command.split_first() else {
-        return Err(UsageError("a program is needed after `--`".into()));
+        return Err(UsageError("a program is needed after `--`".into()).into());
     };
     // Sandbox flags are passed through to SandboxFlags; the rest are start's own. `--timeout` is
     // start's: a background command's timeout (an hour by default), not a run call's.
@@ -122,21 +164,14 @@ fn start(args: &[String]) -> Result<u8, UsageError> {
             }),
         }
     };
-    let home = match crate::paths::home_dir() {
-        Ok(h) => h,
-        Err(e) => {
-            eprintln!("lnk-link-run: {e}");
-            return Ok(exit::HELPER_FAILED);
-        }
-    };
+    let home = crate::paths::home_dir().map_err(|e| Failure::new(Reason::Failed, e.to_string()))?;
     let (flags, hops) = match (parsed.value("--file"), sandbox.is_empty()) {
-        (Some(_), false) => return Err(UsageError("give either --file or sandbox flags, not both".into())),
+        (Some(_), false) => {
+            return Err(UsageError("give either --file or sandbox flags, not both".into()).into());
+        }
         (Some(file), true) => match sandbox_file::load(Path::new(file)) {
             Ok(f) => (SandboxFlags::from_file(&f, Tool::Run, &home), f.hops),
-            Err(e) => {
-                eprint!("{}", e.render(file));
-                return Ok(exit::HELPER_FAILED);
-            }
+            Err(e) => return Err(Failure::new(Reason::Failed, e.render(file).trim_end())),
         },
         (None, true) => {
             let f = SandboxFile::embedded_default();
@@ -148,7 +183,7 @@ fn start(args: &[String]) -> Result<u8, UsageError> {
             (SandboxFlags::from_args(&all).map_err(|e| UsageError(e.0))?, HOPS.default)
         }
     };
-    let agent = open_agent!(parsed);
+    let agent = agent(&parsed)?;
     let req = StartRequest {
         flags,
         hops,
@@ -162,27 +197,13 @@ fn start(args: &[String]) -> Result<u8, UsageError> {
         grace: Duration::from_millis(number("--grace-ms", 0, 600_000)?),
         bridge: parsed.value("--bridge").map(PathBuf::from),
     };
-    let json = parsed.switch("--json");
-    match background::start(&agent, &req) {
-        Ok(id) => {
-            if json {
-                outln!("{}", json::Object::new().str("id", &id).finish());
-            } else {
-                outln!("{id}");
-            }
-            Ok(0)
-        }
-        Err(e) => {
-            if json {
-                outln!(
-                    "{}",
-                    json::Object::new().num("exit_code", e.exit_code).str("error", &e.message).finish()
-                );
-            }
-            eprintln!("lnk-link-run: {}", e.message);
-            Ok(e.exit_code)
-        }
+    let id = background::start(&agent, &req)?;
+    if parsed.switch("--json") {
+        outln!("{}", answer().str("id", &id).finish());
+    } else {
+        outln!("{id}");
     }
+    Ok(0)
 }
 
 fn record_json(r: &Record, live: bool) -> String {
@@ -192,6 +213,7 @@ fn record_json(r: &Record, live: bool) -> String {
         .str("program", &r.program)
         .raw("args", &json::array(r.args.iter().map(|a| json::string(a))))
         .num("started_ms", r.started_ms)
+        .raw("ended_ms", &r.ended_ms.map_or("null".to_owned(), |e| e.to_string()))
         .str("state", shown_state(r, live))
         .raw("exit_code", &opt(r.exit_code))
         .raw("signal", &opt(r.signal))
@@ -209,53 +231,61 @@ fn shown_state(r: &Record, live: bool) -> &'static str {
     if !r.state.ended() && !live { "lost" } else { r.state.name() }
 }
 
-fn list(args: &[String]) -> Result<u8, UsageError> {
-    let parsed = args::parse(args, &COMMON, &["--json"])?;
+fn list(args: &[String]) -> Result<u8, Failure> {
+    let parsed = no_words(args::parse(args, &COMMON, &["--json"])?)?;
     if parsed.help {
         out!("{USAGE}");
         return Ok(0);
     }
-    let agent = open_agent!(parsed);
+    let agent = agent(&parsed)?;
+    let json = parsed.switch("--json");
     let mut out = Vec::new();
     for id in agent.records.ids() {
         let live = agent.records.is_live(&id);
-        match agent.records.read_checked(&id) {
-            Ok(r) if parsed.switch("--json") => out.push(record_json(&r, live)),
-            // Not the caller's: shown so a human looks at it, and nothing in it is believed.
-            Err(ReadError::NotOurs(why)) if parsed.switch("--json") => out.push(
-                json::Object::new().str("id", &id).str("state", "skipped").str("detail", &why).finish(),
-            ),
-            Err(ReadError::NotOurs(why)) => out.push(format!("{id}\tskipped\t{why}")),
-            Ok(r) => out.push(format!(
+        let unread = |state: &str, why: &str| {
+            if json {
+                json::Object::new().str("id", &id).str("state", state).str("detail", why).finish()
+            } else {
+                format!("{id}\t{state}\t{why}")
+            }
+        };
+        out.push(match agent.records.read_checked(&id) {
+            Ok(r) if json => record_json(&r, live),
+            Ok(r) => format!(
                 "{}\t{}\t{}\t{}{}",
                 r.id,
                 shown_state(&r, live),
                 if r.told { "told" } else { "not told" },
                 r.program,
                 r.args.iter().map(|a| format!(" {a:?}")).collect::<String>()
-            )),
-            Err(ReadError::Invalid(why)) if parsed.switch("--json") => out.push(
-                json::Object::new().str("id", &id).str("state", "corrupt").str("detail", &why).finish(),
             ),
-            Err(ReadError::Invalid(why)) => out.push(format!("{id}\tcorrupt\t{why}")),
-        }
+            // Not the caller's: shown so a human looks at it, and nothing in it is believed.
+            Err(ReadError::NotOurs(why)) => unread("skipped", &why),
+            // Removed since the folder was listed (a sweep): no longer there.
+            Err(ReadError::Missing(_)) => continue,
+            Err(ReadError::Invalid(why)) => unread("corrupt", &why),
+        });
     }
-    if parsed.switch("--json") {
-        outln!("{}", json::array(out));
+    if json {
+        outln!("{}", answer().raw("records", &json::array(out)).finish());
     } else {
         out.iter().for_each(|l| outln!("{l}"));
     }
     Ok(0)
 }
 
-fn read(args: &[String]) -> Result<u8, UsageError> {
+fn read(args: &[String]) -> Result<u8, Failure> {
     let parsed =
         args::parse(args, &["--agent-dir", "--files-dir", "--offset", "--length", "--end"], &["--json"])?;
     if parsed.help {
         out!("{USAGE}");
         return Ok(0);
     }
-    let [id] = parsed.positional.as_slice() else { return Err(UsageError("`read` takes one ID".into())) };
+    let [id] = parsed.positional.as_slice() else {
+        return Err(UsageError("`read` takes one ID".into()).into());
+    };
+    // Checked before anything is opened: an id names files, so it is never taken as a path.
+    background::check_id(id)?;
     let num = |flag: &str| {
         parsed
             .value(flag)
@@ -263,100 +293,104 @@ fn read(args: &[String]) -> Result<u8, UsageError> {
             .transpose()
     };
     let (offset, length, end) = (num("--offset")?, num("--length")?, num("--end")?);
-    let agent = open_agent!(parsed);
-    let record = match agent.records.read(id) {
-        Ok(r) => r,
-        Err(why) => {
-            eprintln!("lnk-link-run: {why}");
-            return Ok(exit::HELPER_FAILED);
-        }
-    };
+    let agent = agent(&parsed)?;
+    let record = background::read_record(&agent.records, id)?;
     let Some(inode) = record.output_inode else {
-        eprintln!("lnk-link-run: {id} has no output (it never started)");
-        return Ok(exit::HELPER_FAILED);
+        return Err(Failure::new(Reason::NoOutput, format!("{id} has no output (it never started)")));
     };
     let (from_end, len) = match end {
         Some(n) => (true, n),
         None => (false, length.unwrap_or(64 * 1024)),
     };
-    match background::output_file::read(&agent.files_dir, id, inode, offset.unwrap_or(0), len, from_end) {
-        Ok((bytes, size)) if parsed.switch("--json") => {
-            let text = String::from_utf8_lossy(&bytes);
-            outln!(
-                "{}",
-                json::Object::new()
-                    .str("id", id)
-                    .num("size", size)
-                    .num("length", bytes.len() as u64)
-                    .str("text", &text)
-                    .finish()
-            );
-            Ok(0)
-        }
-        Ok((bytes, _)) => {
-            let _ = std::io::stdout().write_all(&bytes);
-            Ok(0)
-        }
-        Err(why) => {
-            eprintln!("lnk-link-run: {why}");
-            Ok(exit::REFUSED)
-        }
+    let (bytes, size) =
+        background::output_file::read(&agent.files_dir, id, inode, offset.unwrap_or(0), len, from_end)
+            .map_err(|why| Failure::new(Reason::OutputRefused, why))?;
+    if parsed.switch("--json") {
+        let text = String::from_utf8_lossy(&bytes);
+        outln!(
+            "{}",
+            answer()
+                .str("id", id)
+                .num("size", size)
+                .num("length", bytes.len() as u64)
+                .str("text", &text)
+                .finish()
+        );
+    } else {
+        let _ = std::io::stdout().write_all(&bytes);
     }
+    Ok(0)
 }
 
-fn stop(args: &[String]) -> Result<u8, UsageError> {
+fn stop(args: &[String]) -> Result<u8, Failure> {
     let parsed = args::parse(args, &COMMON, &["--all", "--json"])?;
     if parsed.help {
         out!("{USAGE}");
         return Ok(0);
     }
-    let agent = open_agent!(parsed);
     let all = parsed.switch("--all");
-    let ids = match (all, parsed.positional.as_slice()) {
-        (true, []) => agent.records.ids(),
-        (false, [id]) => vec![id.clone()],
-        _ => return Err(UsageError("`stop` takes one ID, or --all".into())),
-    };
+    if !matches!((all, parsed.positional.len()), (true, 0) | (false, 1)) {
+        return Err(UsageError("`stop` takes one ID, or --all".into()).into());
+    }
+    if let [id] = parsed.positional.as_slice() {
+        background::check_id(id)?;
+    }
+    let json = parsed.switch("--json");
+    let agent = agent(&parsed)?;
     // `--all` is the agent stopping, moving or being deleted: each command is recorded lost and
     // told when the agent is back, so no bridge is used now.
     let (signal, bridge) =
         if all { (libc::SIGHUP, None) } else { (libc::SIGTERM, parsed.value("--bridge").map(Path::new)) };
-    let mut status = 0;
-    let mut out = Vec::new();
-    for id in ids {
+    let show = |r: &Record| if json { record_json(r, false) } else { bridge::ending(r) };
+    if !all {
+        let r = background::stop(&agent, &parsed.positional[0], signal, bridge)?;
+        match json {
+            true => outln!("{}", answer().raw("stopped", &json::array([show(&r)])).finish()),
+            false => outln!("{}", show(&r)),
+        }
+        return Ok(0);
+    }
+    let (mut stopped, mut failed) = (Vec::new(), Vec::new());
+    for id in agent.records.ids() {
         match background::stop(&agent, &id, signal, bridge) {
-            Ok(r) => {
-                out.push(if parsed.switch("--json") { record_json(&r, false) } else { bridge::ending(&r) })
-            }
-            Err(why) => {
-                eprintln!("lnk-link-run: {why}");
-                status = exit::HELPER_FAILED;
+            Ok(r) => stopped.push(show(&r)),
+            // Each said on stderr, for a human; the JSON answer lists them.
+            Err(f) => {
+                eprintln!("lnk-link-run: {}", f.message);
+                failed.push((id, f));
             }
         }
     }
-    if parsed.switch("--json") {
-        outln!("{}", json::array(out));
-    } else {
-        out.iter().for_each(|l| outln!("{l}"));
+    let failed_json = || json::array(failed.iter().map(|(id, f)| failure_json(f).str("id", id).finish()));
+    match (json, failed.first()) {
+        (true, None) => outln!("{}", answer().raw("stopped", &json::array(stopped)).finish()),
+        (true, Some((_, first))) => {
+            let summary = Failure::new(
+                first.reason,
+                format!("{} of {} commands could not be stopped", failed.len(), failed.len() + stopped.len()),
+            );
+            outln!(
+                "{}",
+                failure_json(&summary)
+                    .raw("stopped", &json::array(stopped))
+                    .raw("failed", &failed_json())
+                    .finish()
+            );
+        }
+        (false, _) => stopped.iter().for_each(|l| outln!("{l}")),
     }
-    Ok(status)
+    Ok(failed.first().map_or(0, |(_, f)| f.exit_code()))
 }
 
-fn sweep_verb(args: &[String]) -> Result<u8, UsageError> {
-    let parsed = args::parse(args, &COMMON, &["--json"])?;
+fn sweep_verb(args: &[String]) -> Result<u8, Failure> {
+    let parsed = no_words(args::parse(args, &COMMON, &["--json"])?)?;
     if parsed.help {
         out!("{USAGE}");
         return Ok(0);
     }
-    let agent = open_agent!(parsed);
-    let report = match sweep::sweep(&agent.records, &agent.files_dir, parsed.value("--bridge").map(Path::new))
-    {
-        Ok(r) => r,
-        Err(why) => {
-            eprintln!("lnk-link-run: {why}");
-            return Ok(exit::HELPER_FAILED);
-        }
-    };
+    let agent = agent(&parsed)?;
+    let report = sweep::sweep(&agent.records, &agent.files_dir, parsed.value("--bridge").map(Path::new))
+        .map_err(|why| Failure::new(Reason::Failed, why))?;
     let strings = |v: &[String]| json::array(v.iter().map(|s| json::string(s)));
     let lost = json::array(report.lost.iter().map(|(id, killed, leftovers)| {
         json::Object::new()
@@ -375,7 +409,7 @@ fn sweep_verb(args: &[String]) -> Result<u8, UsageError> {
     if parsed.switch("--json") {
         outln!(
             "{}",
-            json::Object::new()
+            answer()
                 .raw("running", &strings(&report.running))
                 .raw("lost", &lost)
                 .raw("told", &strings(&report.told))
@@ -398,6 +432,7 @@ fn sweep_verb(args: &[String]) -> Result<u8, UsageError> {
     Ok(0)
 }
 
+/// The internal verb `start` runs the supervisor with; never answers in JSON.
 fn supervise_verb(args: &[String]) -> Result<u8, UsageError> {
     let parsed = args::parse(
         args,
@@ -406,7 +441,13 @@ fn supervise_verb(args: &[String]) -> Result<u8, UsageError> {
     )?;
     let id = parsed.value("--id").ok_or_else(|| UsageError("`--id` is needed".into()))?.to_owned();
     let num = |flag: &str, default: u64| parsed.value(flag).and_then(|v| v.parse().ok()).unwrap_or(default);
-    let agent = open_agent!(parsed);
+    let agent = match agent(&parsed) {
+        Ok(a) => a,
+        Err(f) => {
+            eprintln!("lnk-link-run: {}", f.message);
+            return Ok(f.exit_code());
+        }
+    };
     let opts = supervise::SuperviseOptions {
         id,
         bridge: parsed.value("--bridge").map(PathBuf::from),

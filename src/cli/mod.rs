@@ -39,8 +39,14 @@ pub mod exit {
     pub const HELPER_FAILED: u8 = 125;
     /// The program is not allowed by the sandbox file.
     pub const REFUSED: u8 = 126;
-    /// The program is not on the system PATH.
+    /// The program is not on the system PATH (`lnk-link-run`: or there is no command with
+    /// that id).
     pub const NOT_FOUND: u8 = 127;
+    /// `lnk-link-run start`: 4 commands are already running; try again later (EX_TEMPFAIL).
+    pub const TRY_LATER: u8 = 75;
+    /// `lnk-link-run start`: the chain of starts is `[tool.scheduler] hops` deep; no further
+    /// start from there (EX_NOPERM).
+    pub const HOP_CAP: u8 = 77;
 }
 
 const USAGE: &str = "\

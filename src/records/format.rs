@@ -5,10 +5,47 @@
 //! read back strictly with toml_edit: an unknown key, a missing key, a wrong type or a value out
 //! of range makes the whole record invalid. An invalid record is never acted on: no signal is
 //! sent on the strength of a number from a file that did not parse exactly.
+//!
+//! Its size is bounded, and the reader's limit and the writer's bounds are one constant,
+//! [`MAX_RECORD_BYTES`], so a record lnk writes is always one it can read back (a record the
+//! reader refused would lose how its command ended). What a record holds is of three kinds:
+//! - `output_end`, the only part a command's behaviour decides: at most
+//!   [`OUTPUT_END_MAX_BYTES`] bytes of UTF-8, which escaping can make at most 6 times larger
+//!   (a control character is written `\u0001`): at most 3/8 of the limit;
+//! - what the caller gave `start` (program, arguments, sandbox flags, conversation): `start`
+//!   refuses a command whose first record is over [`START_RECORD_MAX_BYTES`], half the limit;
+//! - numbers, a state and a `detail` sentence of lnk's own, which fit in the last 1/8.
+//!
+//! [`Records::write`](super::Records::write) refuses a record over the limit all the same,
+//! rather than write one that could not be read.
 
 use std::fmt::Write as _;
 
 use toml_edit::{Document, Item};
+
+/// The largest record the reader accepts, and so the largest the writer may write.
+pub const MAX_RECORD_BYTES: usize = 1 << 20;
+
+/// The most bytes of `output_end` (UTF-8, before escaping) a record keeps: 64 KiB. At 6 escaped
+/// bytes per byte at worst, 384 KiB of the record. The default `[tool.run] output` (30000
+/// characters, so 15000 at the end) always fits, even in 4-byte characters.
+pub const OUTPUT_END_MAX_BYTES: usize = MAX_RECORD_BYTES / 16;
+
+/// The most bytes of `detail` a record keeps (lnk's own sentence; a refusal's may quote paths).
+pub const DETAIL_MAX_BYTES: usize = 4096;
+
+/// The start of `text`, at most `max` bytes, never splitting a character.
+pub fn clip(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The largest first record `start` accepts (the caller's program, arguments, sandbox flags and
+/// conversation): half the limit, leaving room for `output_end` and lnk's own fields.
+pub const START_RECORD_MAX_BYTES: usize = MAX_RECORD_BYTES / 2;
 
 /// How far a background command got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,8 +213,10 @@ impl Record {
             line("output_dev", dev.to_string());
             line("output_ino", ino.to_string());
         }
-        line("output_end", toml_string(&self.output_end));
         line("told", self.told.to_string());
+        // Last, so the short lines before it are within the first bytes of the file even when it
+        // is large (see `Records::settled`).
+        line("output_end", toml_string(&self.output_end));
         t
     }
 
@@ -388,6 +427,28 @@ mod tests {
         for case in cases {
             assert!(Record::parse(&case).is_err(), "accepted:\n{case}");
         }
+    }
+
+    #[test]
+    fn the_largest_record_lnk_can_write_fits_the_reader_limit() {
+        // The caller's part at the most `start` accepts, the worst-escaping output end at its
+        // bound, and lnk's own fields at their longest.
+        let mut r = sample();
+        r.args = vec![];
+        let base = r.to_toml().len();
+        r.args = vec!["x".repeat(START_RECORD_MAX_BYTES - base - 4)];
+        assert!(r.to_toml().len() <= START_RECORD_MAX_BYTES);
+        r.output_end = "\u{1}".repeat(OUTPUT_END_MAX_BYTES);
+        r.detail = "d".repeat(DETAIL_MAX_BYTES);
+        r.state = State::Lost;
+        r.exit_code = Some(255);
+        r.signal = Some(64);
+        r.ended_ms = Some(u64::MAX >> 1);
+        r.output_bytes = u64::MAX >> 1;
+        r.output_dropped = u64::MAX >> 1;
+        let text = r.to_toml();
+        assert!(text.len() <= MAX_RECORD_BYTES, "{} bytes", text.len());
+        assert_eq!(Record::parse(&text), Ok(r));
     }
 
     proptest! {

@@ -71,14 +71,16 @@ pub enum ReadError {
     /// The file is not the caller's (another owner, a hard link, not a regular file): it is
     /// left alone and reported, never renamed aside or acted on.
     NotOurs(String),
-    /// Missing, unreadable, or not a valid record.
+    /// There is no such record (or the id is not a record id at all).
+    Missing(String),
+    /// Unreadable, or not a valid record.
     Invalid(String),
 }
 
 impl ReadError {
     pub fn message(self) -> String {
         match self {
-            ReadError::NotOurs(m) | ReadError::Invalid(m) => m,
+            ReadError::NotOurs(m) | ReadError::Missing(m) | ReadError::Invalid(m) => m,
         }
     }
 }
@@ -224,7 +226,8 @@ impl Records {
     /// Whether a record needs nothing from a sweep: ended, told, and younger than a day. Read
     /// without the lock and without the full parse (the sweep's steady state is thousands of
     /// such records): lnk writes every value on a line of its own, so these three lines are
-    /// reliable for a record lnk wrote. Anything unexpected answers `false`, and the record then
+    /// reliable for a record lnk wrote (and they come before `output_end`, the one long line, so
+    /// they are within the bytes read). Anything unexpected answers `false`, and the record then
     /// gets the full, strict, locked treatment; a skip never acts, so it cannot act wrongly. A
     /// file that is not the caller's answers `false` too, so the sweep reports it.
     pub fn settled(&self, id: &str, now_ms: u64) -> bool {
@@ -255,29 +258,48 @@ impl Records {
         ended && told && young
     }
 
-    /// Reads a record. Never follows a link; a file over 1 MiB is refused, and so is a file
-    /// that is not the caller's.
+    /// Reads a record. Never follows a link; a file over [`format::MAX_RECORD_BYTES`] is
+    /// refused, and so is a file that is not the caller's.
     pub fn read(&self, id: &str) -> Result<Record, String> {
         self.read_checked(id).map_err(ReadError::message)
     }
 
     /// Reads a record, telling a file that is not the caller's (checked on the descriptor
-    /// read) from one that is missing or invalid.
+    /// read) from one that is missing or invalid. An id that is not a record id is never made
+    /// into a path.
     pub fn read_checked(&self, id: &str) -> Result<Record, ReadError> {
+        format::validate_id(id).map_err(ReadError::Missing)?;
         let name = format!("{id}.toml");
         let path = self.path.join(&name);
         let invalid = |m: String| ReadError::Invalid(m);
-        let fd = rustix::fs::openat(
+        let fd = match rustix::fs::openat(
             &self.dir,
             name.as_str(),
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
             Mode::empty(),
-        )
-        .map_err(|e| invalid(io("cannot open", &path, e)))?;
+        ) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => {
+                return Err(ReadError::Missing(format!(
+                    "there is no background command {id} (`lnk-link-run list` shows them)"
+                )));
+            }
+            Err(e) => return Err(invalid(io("cannot open", &path, e))),
+        };
         check_ours(&fd, &path).map_err(ReadError::NotOurs)?;
+        let limit = format::MAX_RECORD_BYTES as u64;
         let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::Read::take(std::fs::File::from(fd), 1 << 20), &mut text)
-            .map_err(|e| invalid(format!("cannot read {}: {e}", path.display())))?;
+        std::io::Read::read_to_string(
+            &mut std::io::Read::take(std::fs::File::from(fd), limit + 1),
+            &mut text,
+        )
+        .map_err(|e| invalid(format!("cannot read {}: {e}", path.display())))?;
+        if text.len() as u64 > limit {
+            return Err(invalid(format!(
+                "{}: larger than {limit} bytes, so not a record lnk wrote",
+                path.display()
+            )));
+        }
         let record = Record::parse(&text).map_err(|e| invalid(format!("{}: {e}", path.display())))?;
         if record.id != id {
             return Err(invalid(format!("{}: its id is {}", path.display(), record.id)));
@@ -287,8 +309,18 @@ impl Records {
 
     /// Writes a record atomically: a temporary file, synced, renamed over the record, and the
     /// folder synced, so the new record is durable when this returns. Requires its lock, so
-    /// two writers never interleave.
+    /// two writers never interleave. A record the reader would refuse as too large is not
+    /// written (the bounds in [`format`] keep every record lnk makes under the limit).
     pub fn write(&self, _lock: &RecordLock, record: &Record) -> Result<(), String> {
+        let text = record.to_toml();
+        if text.len() > format::MAX_RECORD_BYTES {
+            return Err(format!(
+                "{}: the record would be {} bytes, over the {}-byte limit; not written",
+                record.id,
+                text.len(),
+                format::MAX_RECORD_BYTES
+            ));
+        }
         let tmp = format!("{}.toml.tmp", record.id);
         let _ = rustix::fs::unlinkat(&self.dir, tmp.as_str(), rustix::fs::AtFlags::empty());
         let fd = rustix::fs::openat(
@@ -299,7 +331,7 @@ impl Records {
         )
         .map_err(|e| io("cannot create", &self.path.join(&tmp), e))?;
         let mut file = std::fs::File::from(fd);
-        file.write_all(record.to_toml().as_bytes())
+        file.write_all(text.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", self.path.join(&tmp).display()))?;
         file.sync_all().map_err(|e| format!("cannot sync {}: {e}", self.path.join(&tmp).display()))?;
         rustix::fs::renameat(&self.dir, tmp.as_str(), &self.dir, format!("{}.toml", record.id).as_str())

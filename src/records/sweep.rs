@@ -82,6 +82,8 @@ pub fn sweep_one(
             report.skipped.push((id.to_owned(), why));
             return;
         }
+        // Removed a moment ago by another sweep: nothing is left to do.
+        Err(ReadError::Missing(_)) => return,
         Err(ReadError::Invalid(why)) => {
             let _ = rustix::fs::renameat(
                 records.dir(),

@@ -66,9 +66,12 @@ impl Bg {
         stdout(&out).trim().to_owned()
     }
 
+    /// The records `list --json` shows (its answer's `records`).
     pub fn list(&self) -> serde_json::Value {
         let out = run(self.cmd("list").arg("--json"));
-        serde_json::from_str(stdout(&out).trim()).unwrap()
+        let answer = one_json_object(&out);
+        assert_eq!(answer["ok"], true, "{answer}");
+        answer["records"].clone()
     }
 
     pub fn record(&self, id: &str) -> serde_json::Value {
@@ -113,7 +116,7 @@ impl Bg {
         }
         let out = run(&mut c);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        serde_json::from_str(stdout(&out).trim()).unwrap()
+        one_json_object(&out)
     }
 
     pub fn stop_all(&self) {
@@ -125,6 +128,17 @@ impl Drop for Bg {
     fn drop(&mut self) {
         self.stop_all();
     }
+}
+
+/// Standard output as exactly one JSON object (one line) of schema 1, whatever the exit code.
+pub fn one_json_object(out: &Output) -> serde_json::Value {
+    let text = stdout(out);
+    assert_eq!(text.lines().count(), 1, "one line of JSON: {text:?}\nstderr: {}", stderr(out));
+    let v: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text:?}"));
+    assert!(v.is_object(), "not an object: {v}");
+    assert_eq!(v["schema"], 1, "{v}");
+    v
 }
 
 pub fn alive(pid: i32) -> bool {
