@@ -576,7 +576,7 @@ for i in $(seq 200); do "$lr" list --json --agent-dir "$AGENT" --files-dir "$FIL
     let out = c.output().unwrap();
     let list: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", common::stdout(&out), common::stderr(&out)));
-    let records = list.as_array().unwrap();
+    let records = list["records"].as_array().unwrap();
     assert_eq!(records.len(), 2, "{list}");
     let mut outputs: Vec<String> = Vec::new();
     for r in records {
