@@ -181,7 +181,8 @@ mod tests {
         let home = scratch("wide");
         std::fs::create_dir_all(home.join(".ssh")).unwrap();
         let records = home.join(".local/state/agent");
-        let found = on_this_computer("[files]\nread = [\"~\"]\n", Some(&home), &[records.clone()]);
+        let found =
+            on_this_computer("[files]\nread = [\"~\"]\n", Some(&home), std::slice::from_ref(&records));
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].warning);
         assert!(found[0].message.contains(&format!("`{}`", home.join(".ssh").display())), "{found:?}");
