@@ -23,11 +23,42 @@ pub struct Diagnostic {
     pub span: Option<Range<usize>>,
     /// What to do about it ("did you mean `files`?"), if there is something to say.
     pub help: Option<String>,
+    /// A warning, not an error: the file is valid and works, but may not mean what it seems to
+    /// (`lnk sandbox check` shows these and still exits 0).
+    pub warning: bool,
 }
 
 impl Diagnostic {
     pub fn new(message: impl Into<String>, span: Option<Range<usize>>) -> Self {
-        Diagnostic { message: message.into(), span, help: None }
+        Diagnostic { message: message.into(), span, help: None, warning: false }
+    }
+
+    /// The same problem as a warning.
+    pub fn as_warning(mut self) -> Self {
+        self.warning = true;
+        self
+    }
+
+    fn severity(&self) -> &'static str {
+        if self.warning { "warning" } else { "error" }
+    }
+
+    /// The diagnostic as one JSON object for `--json` outputs:
+    /// `{"file","line","column","message","help"}`, with `line` and `column` null when the
+    /// problem is the file as a whole, and `help` null when there is nothing to say.
+    pub fn to_json(&self, file_name: &str, source: &str) -> String {
+        let (line, column) = match self.line_col(source) {
+            Some((l, c)) => (l.to_string(), c.to_string()),
+            None => ("null".to_owned(), "null".to_owned()),
+        };
+        crate::json::Object::new()
+            .str("file", file_name)
+            .raw("line", &line)
+            .raw("column", &column)
+            .str("severity", self.severity())
+            .str("message", &self.message)
+            .raw("help", &self.help.as_deref().map_or("null".to_owned(), crate::json::string))
+            .finish()
     }
 
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
@@ -49,13 +80,13 @@ impl Diagnostic {
     pub fn render(&self, file_name: &str, source: &str) -> String {
         let mut out = String::new();
         let Some((line_no, col)) = self.line_col(source) else {
-            let _ = writeln!(out, "{file_name}: error: {}", self.message);
+            let _ = writeln!(out, "{file_name}: {}: {}", self.severity(), self.message);
             if let Some(help) = &self.help {
                 let _ = writeln!(out, "  = help: {help}");
             }
             return out;
         };
-        let _ = writeln!(out, "{file_name}:{line_no}:{col}: error: {}", self.message);
+        let _ = writeln!(out, "{file_name}:{line_no}:{col}: {}: {}", self.severity(), self.message);
 
         let span = self.span.clone().unwrap_or(0..0);
         let start = floor_char_boundary(source, span.start);
@@ -81,7 +112,8 @@ impl Diagnostic {
     }
 }
 
-/// Renders every diagnostic, in source order, followed by a count, as `lnk sandbox check` prints.
+/// Renders every diagnostic, in source order, followed by a count (`3 errors`, `1 error, 2
+/// warnings`), as `lnk sandbox check` prints.
 pub fn render_all(diagnostics: &[Diagnostic], file_name: &str, source: &str) -> String {
     let mut sorted: Vec<&Diagnostic> = diagnostics.iter().collect();
     sorted.sort_by_key(|d| d.span.as_ref().map_or(0, |s| s.start));
@@ -90,8 +122,17 @@ pub fn render_all(diagnostics: &[Diagnostic], file_name: &str, source: &str) -> 
         out.push_str(&d.render(file_name, source));
         out.push('\n');
     }
-    let n = diagnostics.len();
-    let _ = writeln!(out, "{file_name}: {n} error{}", if n == 1 { "" } else { "s" });
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let warnings = diagnostics.iter().filter(|d| d.warning).count();
+    let errors = diagnostics.len() - warnings;
+    let mut counts = Vec::new();
+    if errors > 0 || warnings == 0 {
+        counts.push(plural(errors, "error"));
+    }
+    if warnings > 0 {
+        counts.push(plural(warnings, "warning"));
+    }
+    let _ = writeln!(out, "{file_name}: {}", counts.join(", "));
     out
 }
 
@@ -162,6 +203,22 @@ mod tests {
             text,
             "p.toml:2:2: error: unknown table `fils`\n  |\n2 | [fils]\n  |  ^^^^\n  = help: did you mean `files`?\n"
         );
+    }
+
+    #[test]
+    fn json_names_the_place_and_a_warning_says_so() {
+        let src = "commands = []\n[fils]\n";
+        let d = Diagnostic::new("unknown table `fils`", Some(15..19)).with_help("did you mean `files`?");
+        assert_eq!(
+            d.to_json("p.toml", src),
+            r#"{"file":"p.toml","line":2,"column":2,"severity":"error","message":"unknown table `fils`","help":"did you mean `files`?"}"#
+        );
+        let whole = Diagnostic::new("empty", None).as_warning();
+        assert_eq!(
+            whole.to_json("p.toml", src),
+            r#"{"file":"p.toml","line":null,"column":null,"severity":"warning","message":"empty","help":null}"#
+        );
+        assert!(whole.render("p.toml", src).starts_with("p.toml: warning: empty"));
     }
 
     #[test]

@@ -78,6 +78,22 @@ pub const FLAG_NAMES: &[&str] = &[
     "--per-minute",
 ];
 
+/// Each flag as `lnk sandbox run --help` shows it, with one line on what it does; the same order
+/// as [`FLAG_NAMES`] (a unit test checks the two agree).
+pub const FLAG_HELP: &[(&str, &str)] = &[
+    ("--tool run|file", "the tool the sandbox serves (default run)"),
+    ("--command NAME", "a program that may run, found on the system PATH (repeated)"),
+    ("--any-command", "any program on the system PATH"),
+    ("--read DIR", "a folder readable, with all beneath (repeated)"),
+    ("--write DIR", "a folder writable and readable, with all beneath (repeated)"),
+    ("--deny PATH", "a path no grant reaches (repeated); the protected set always is"),
+    ("--timeout SECONDS", "the call stops a tenth before this (default 120)"),
+    ("--output CHARS", "characters kept per stream, from its start and end (default 30000)"),
+    ("--internet-host PATTERN", "a host the call's proxy lets through (repeated)"),
+    ("--internet-tcp HOST:PORT", "a plain TCP endpoint the proxy lets through (repeated)"),
+    ("--per-minute N", "new connections a minute through the proxy (default 60)"),
+];
+
 /// Whether `arg` is one of the sandbox flags (so the caller knows flags, not a file, were given).
 pub fn is_sandbox_flag(arg: &str) -> bool {
     FLAG_NAMES.contains(&arg)
@@ -272,6 +288,13 @@ mod tests {
         only_run.internet.as_mut().unwrap().tools = vec!["run".into()];
         assert!(SandboxFlags::from_file(&only_run, Tool::File, home).internet.is_none());
         assert!(SandboxFlags::from_file(&only_run, Tool::Run, home).internet.is_some());
+    }
+
+    #[test]
+    fn every_flag_has_one_help_line_in_order() {
+        let names: Vec<&str> = FLAG_HELP.iter().map(|(f, _)| f.split(' ').next().unwrap()).collect();
+        assert_eq!(names, FLAG_NAMES);
+        assert!(FLAG_HELP.iter().all(|(_, what)| !what.is_empty() && !what.contains('\n')));
     }
 
     #[test]

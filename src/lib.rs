@@ -16,6 +16,7 @@
 //! | [`program_path`] | finding a program on the system PATH, never the caller's |
 //! | [`protected`] | the protected set: secrets kept out of every grant they lie in |
 //! | [`flags`] | the flags of `lnk sandbox run`, made from a sandbox file |
+//! | [`grant_check`] | what `lnk sandbox check` finds on this computer: grants through links, wide grants |
 //! | [`kernel`] | what this kernel can enforce, probed |
 //! | [`sandbox`] | the sandbox itself: Landlock ruleset and seccomp filters |
 //! | [`lifetime`] | the process lifetime: keeper, process group, killing, reaping |
@@ -38,6 +39,7 @@ pub mod diagnostic;
 pub mod fault;
 pub mod file_tool;
 pub mod flags;
+pub mod grant_check;
 pub mod json;
 pub mod kernel;
 pub mod lifetime;

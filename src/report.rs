@@ -110,7 +110,7 @@ impl Report {
         let opt_num = |o: &mut json::Object, key: &str, v: Option<i32>| {
             *o = std::mem::take(o).raw(key, &v.map_or("null".to_owned(), |n| n.to_string()));
         };
-        let mut o = json::Object::new()
+        let mut o = json::Object::output()
             .str("outcome", self.outcome.name())
             .num("exit_code", self.outcome.exit_code())
             .str("program", &self.program)

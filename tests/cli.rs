@@ -95,7 +95,8 @@ fn commands_lists_what_this_computer_has_and_lacks() {
     assert!(text.contains("not on this computer: no-such-program-lnk"), "{text}");
 
     let json = stdout(&run(lnk().args(["sandbox", "commands", "--json"]).arg(&file)));
-    assert!(json.starts_with("{\"any\":false,\"offered\":[{\"name\":\"sh\",\"path\":\"/"), "{json}");
+    let start = "{\"schema\":1,\"outcome\":\"ok\",\"any\":false,\"offered\":[{\"name\":\"sh\",\"path\":\"/";
+    assert!(json.starts_with(start), "{json}");
     assert!(json.trim_end().ends_with("\"missing\":[\"no-such-program-lnk\"]}"), "{json}");
 
     let any = dir.file("any.toml", "commands = [\"*\"]\n");
@@ -116,44 +117,210 @@ fn status_names_each_feature_and_guarantee() {
         assert!(text.contains(feature), "{feature} missing:\n{text}");
     }
     let json = stdout(&run(lnk().args(["sandbox", "status", "--json"])));
-    assert!(json.starts_with("{\"landlock_abi\":"), "{json}");
+    assert!(json.starts_with("{\"schema\":1,\"outcome\":\"ok\",\"landlock_abi\":"), "{json}");
     assert!(json.contains("\"guarantees\":[{\"guarantee\":"), "{json}");
 }
 
 #[test]
-fn usage_errors_exit_2_and_help_exits_0() {
-    for args in [
-        &[][..],
-        &["nonsense"],
-        &["sandbox"],
-        &["sandbox", "frobnicate"],
-        &["sandbox", "check"],
-        &["sandbox", "check", "a", "b"],
-        &["sandbox", "flags", "--tool"],
-        &["sandbox", "flags", "--tool", "shell"],
-        &["sandbox", "flags", "--tol", "run"],
-        &["sandbox", "commands", "--jsn"],
-        &["sandbox", "status", "--json=yes"],
-        &["sandbox", "status", "extra"],
+fn usage_errors_exit_2_with_one_line_and_help_exits_0() {
+    for (args, help) in [
+        (&[][..], "lnk --help"),
+        (&["nonsense"], "lnk --help"),
+        (&["sandbox"], "lnk sandbox --help"),
+        (&["sandbox", "frobnicate"], "lnk sandbox --help"),
+        (&["sandbox", "check"], "lnk sandbox check --help"),
+        (&["sandbox", "check", "a", "b"], "lnk sandbox check --help"),
+        (&["sandbox", "check", "a", "--agent-dir", "rel"], "lnk sandbox check --help"),
+        (&["sandbox", "flags", "--tool"], "lnk sandbox flags --help"),
+        (&["sandbox", "flags", "--tool", "shell"], "lnk sandbox flags --help"),
+        (&["sandbox", "flags", "--tol", "run"], "lnk sandbox flags --help"),
+        (&["sandbox", "commands", "--jsn"], "lnk sandbox commands --help"),
+        (&["sandbox", "status", "--json=yes"], "lnk sandbox status --help"),
+        (&["sandbox", "status", "extra"], "lnk sandbox status --help"),
+        (&["sandbox", "run", "--tol", "x", "--", "true"], "lnk sandbox run --help"),
+        (&["sandbox", "run", "--read"], "lnk sandbox run --help"),
+        (&["sandbox", "run", "--"], "lnk sandbox run --help"),
+        (&["file"], "lnk file --help"),
     ] {
         let out = run(lnk().args(args));
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
-        assert!(stderr(&out).contains("Usage:"), "{args:?} shows usage: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(stdout(&out).is_empty(), "{args:?}: {}", stdout(&out));
+        // One line naming what was wrong and where help is; not the whole usage text.
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("lnk: ") && err.ends_with(&format!(" ({help})\n")), "{args:?}: {err}");
     }
+    let near = stderr(&run(lnk().args(["sandbox", "run", "--tol", "run", "--", "true"])));
+    assert_eq!(near, "lnk: unknown flag `--tol`; did you mean `--tool`? (lnk sandbox run --help)\n");
     let near = stderr(&run(lnk().args(["sandbox", "flags", "--tol", "run"])));
     assert!(near.contains("did you mean `--tool`?"), "{near}");
     for args in [
         &["--help"][..],
         &["sandbox", "--help"],
+        &["sandbox", "run", "--help"],
         &["sandbox", "check", "--help"],
         &["sandbox", "flags", "--help"],
         &["sandbox", "commands", "--help"],
         &["sandbox", "status", "--help"],
+        &["file", "--help"],
     ] {
         let out = run(lnk().args(args));
         assert_eq!(out.status.code(), Some(0), "{args:?}");
         assert!(stdout(&out).contains("Usage:"), "{args:?}");
     }
+}
+
+#[test]
+fn a_mistyped_command_gets_the_near_one() {
+    let err = stderr(&run(lnk().arg("sandbx")));
+    assert_eq!(err, "lnk: unknown command `sandbx`; did you mean `sandbox`? (lnk --help)\n");
+    let err = stderr(&run(lnk().args(["sandbox", "chek", "f.toml"])));
+    assert_eq!(err, "lnk: unknown sandbox command `chek`; did you mean `check`? (lnk sandbox --help)\n");
+    let err = stderr(&run(lnk().args(["sandbox", "zzzzzz"])));
+    assert!(!err.contains("did you mean") && err.contains("run, check, flags"), "{err}");
+}
+
+#[test]
+fn each_command_has_its_own_help() {
+    let help = |args: &[&str]| stdout(&run(lnk().args(args)));
+    let run_help = help(&["sandbox", "run", "--help"]);
+    // Every sandbox flag, with a line of its own.
+    for flag in lnk::flags::FLAG_NAMES {
+        let line = run_help.lines().find(|l| l.trim_start().starts_with(&format!("{flag} ")));
+        assert!(line.is_some_and(|l| l.split_whitespace().count() > 2), "{flag} in:\n{run_help}");
+    }
+    for option in ["--file", "--report", "--stdin", "--env", "--agent-dir", "--resolve"] {
+        assert!(run_help.contains(&format!("  {option} ")), "{option} in:\n{run_help}");
+    }
+    for (verb, own, other) in [
+        ("check", "lnk sandbox check FILE [--agent-dir DIR]... [--json]", "lnk sandbox status"),
+        ("flags", "lnk sandbox flags [FILE] [--tool run|file] [--json]", "lnk sandbox check"),
+        ("commands", "lnk sandbox commands [FILE] [--json]", "lnk sandbox flags"),
+        ("status", "lnk sandbox status [--json]", "lnk sandbox commands"),
+    ] {
+        let text = help(&["sandbox", verb, "--help"]);
+        assert!(text.contains(own), "{verb}: {text}");
+        assert!(!text.contains(other), "{verb} shows its own help, not the group's: {text}");
+    }
+    let group = help(&["sandbox", "--help"]);
+    assert!(group.contains("lnk sandbox check") && group.contains("lnk sandbox status"), "{group}");
+}
+
+/// Parses `text` as JSON values one after another and returns them.
+fn json_values(text: &str) -> Vec<serde_json::Value> {
+    serde_json::Deserializer::from_str(text)
+        .into_iter::<serde_json::Value>()
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// Runs `lnk` with `args`, asserts standard output is exactly one JSON object with
+/// `"schema": 1` first and the exit code `code`, and returns the object.
+fn one_object(args: &[&str], code: i32) -> serde_json::Value {
+    let out = run(lnk().args(args));
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {text} {}", stderr(&out));
+    assert!(text.starts_with("{\"schema\":1,") && text.ends_with("}\n"), "{args:?}: {text}");
+    let mut values = json_values(&text);
+    assert_eq!(values.len(), 1, "{args:?}: {text}");
+    let value = values.remove(0);
+    assert!(value.is_object() && value["outcome"].is_string(), "{args:?}: {text}");
+    value
+}
+
+#[test]
+fn json_is_one_object_even_for_a_usage_error() {
+    for (args, help) in [
+        // The switch after the error, and before it.
+        (&["sandbox", "run", "--tol", "x", "--report", "json", "--", "true"][..], "lnk sandbox run --help"),
+        (&["sandbox", "run", "--report=json", "--timeout"], "lnk sandbox run --help"),
+        (&["sandbox", "run", "--report", "json", "--read"], "lnk sandbox run --help"),
+        (&["sandbox", "run", "--report", "json"], "lnk sandbox run --help"),
+        (&["sandbox", "check", "--jsn", "--json"], "lnk sandbox check --help"),
+        (&["sandbox", "check", "--json"], "lnk sandbox check --help"),
+        (&["sandbox", "flags", "--tool", "shell", "--json"], "lnk sandbox flags --help"),
+        (&["sandbox", "commands", "a", "b", "--json"], "lnk sandbox commands --help"),
+        (&["sandbox", "status", "extra", "--json"], "lnk sandbox status --help"),
+        (&["sandbox", "chek", "--json"], "lnk sandbox --help"),
+        (&["sandbx", "--json"], "lnk --help"),
+    ] {
+        let out = run(lnk().args(args));
+        assert!(stderr(&out).is_empty(), "{args:?}: JSON only: {}", stderr(&out));
+        let v = one_object(args, 2);
+        assert_eq!(v["outcome"], "usage_error", "{args:?}");
+        assert_eq!(v["exit_code"], 2, "{args:?}");
+        assert!(v["error"].as_str().is_some_and(|e| !e.is_empty()), "{args:?}");
+        assert_eq!(v["help"], help, "{args:?}");
+    }
+    // A `--json` after `--` is the program's, not lnk's.
+    let out = run(lnk().args(["sandbox", "run", "--tol", "--", "prog", "--json"]));
+    assert!(stdout(&out).is_empty() && stderr(&out).starts_with("lnk: unknown flag"));
+}
+
+#[test]
+fn json_is_one_object_with_the_diagnostics_for_an_invalid_file() {
+    let dir = Scratch::new("jsoninvalid");
+    let bad = dir.file("s.toml", "comands = []\n[files]\nread = [\"rel\"]\n");
+    let bad = path_str(&bad);
+    for (args, code) in [
+        (vec!["sandbox", "check", bad, "--json"], 1),
+        (vec!["sandbox", "flags", bad, "--json"], 1),
+        (vec!["sandbox", "commands", bad, "--json"], 1),
+        (vec!["sandbox", "run", "--file", bad, "--report", "json", "--", "true"], 125),
+    ] {
+        let out = run(lnk().args(&args));
+        assert!(stderr(&out).is_empty(), "{args:?}: {}", stderr(&out));
+        let v = one_object(&args, code);
+        assert_eq!(v["outcome"], "invalid_sandbox_file", "{args:?}");
+        assert_eq!(v["exit_code"], code, "{args:?}");
+        assert_eq!(v["file"], bad);
+        let d = v["diagnostics"].as_array().unwrap();
+        assert_eq!(d.len(), 2, "{v}");
+        assert_eq!(
+            (&d[0]["file"], &d[0]["line"], &d[0]["column"], &d[0]["severity"]),
+            (
+                &serde_json::json!(bad),
+                &serde_json::json!(1),
+                &serde_json::json!(1),
+                &serde_json::json!("error")
+            )
+        );
+        assert!(d[0]["message"].as_str().unwrap().contains("unknown key `comands`"), "{v}");
+        assert_eq!(d[0]["help"], "did you mean `commands`?");
+        assert_eq!((&d[1]["line"], &d[1]["column"]), (&serde_json::json!(3), &serde_json::json!(9)));
+    }
+    // A file that cannot be read is one diagnostic with no line.
+    let missing = dir.join("missing.toml");
+    let v = one_object(&["sandbox", "check", path_str(&missing), "--json"], 1);
+    assert!(v["diagnostics"][0]["line"].is_null(), "{v}");
+    assert!(v["diagnostics"][0]["message"].as_str().unwrap().contains("cannot open"), "{v}");
+    // No HOME is a failure, in JSON too.
+    let out = run(lnk().args(["sandbox", "flags", "--json"]).env_remove("HOME"));
+    assert_eq!(out.status.code(), Some(125));
+    let v = &json_values(&stdout(&out))[0];
+    assert_eq!((v["schema"].as_u64(), v["outcome"].as_str()), (Some(1), Some("failed")), "{v}");
+}
+
+#[test]
+fn every_json_output_carries_the_schema() {
+    let dir = Scratch::new("jsonok");
+    let ok = dir.file("s.toml", "commands = [\"true\"]\n");
+    let ok = path_str(&ok);
+    let v = one_object(&["sandbox", "check", ok, "--json"], 0);
+    assert_eq!((v["outcome"].as_str(), v["diagnostics"].as_array().map(Vec::len)), (Some("ok"), Some(0)));
+    let v = one_object(&["sandbox", "flags", ok, "--json", "--tool", "run"], 0);
+    assert_eq!(v["args"][0], "--tool");
+    assert!(v["args"].as_array().unwrap().contains(&serde_json::json!("true")), "{v}");
+    let v = one_object(&["sandbox", "flags", "--json"], 0);
+    assert_eq!(v["file"], "<embedded policy/default.toml>");
+    one_object(&["sandbox", "commands", ok, "--json"], 0);
+    one_object(&["sandbox", "status", "--json"], 0);
+    // The run report, however the call ends on this kernel.
+    let out = run(lnk().args(["sandbox", "run", "--command", "true", "--report", "json", "--", "true"]));
+    let values = json_values(&stdout(&out));
+    assert_eq!(values.len(), 1, "{}", stdout(&out));
+    assert_eq!(values[0]["schema"], 1);
+    assert!(values[0]["outcome"].is_string());
 }
 
 #[test]

@@ -189,3 +189,114 @@ fn deny_takes_paths_like_the_grants() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("bad.toml:2:"), "{}", stderr(&out));
 }
+
+/// A home folder with `~/.ssh` and a files folder in which an earlier call planted
+/// `proj` → `~/.ssh`.
+fn home_with_a_planted_link() -> Scratch {
+    let home = Scratch::new("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(home.join("Link/Files")).unwrap();
+    std::os::unix::fs::symlink(home.join(".ssh"), home.join("Link/Files/proj")).unwrap();
+    home
+}
+
+#[test]
+fn a_grant_through_a_symbolic_link_is_an_error_at_check() {
+    let home = home_with_a_planted_link();
+    let policy = home.file(
+        "s.toml",
+        "commands = []\n[files]\nread = [\"~/Link/Files\"]\nwrite = [\"~/Link/Files/proj\"]\n",
+    );
+    let out = run(lnk().args(["sandbox", "check"]).arg(&policy).env("HOME", &home.path));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let head = format!(
+        "{}:4:10: error: `{}` passes through a symbolic link",
+        policy.display(),
+        home.join("Link/Files/proj").display()
+    );
+    assert!(err.contains(&head), "{err}");
+    let real = std::fs::canonicalize(home.join(".ssh")).unwrap();
+    assert!(err.contains(&format!("= help: name the real folder: `{}`", real.display())), "{err}");
+    assert!(err.contains(": 1 error\n"), "only the link is an error: {err}");
+
+    // An absolute grant through a link, and the system's own (`/lib` → `usr/lib` on merged usr).
+    let link = home.join("lib");
+    std::os::unix::fs::symlink(home.join("Link"), &link).unwrap();
+    let policy = home.file("abs.toml", format!("[files]\nread = [\"{}\"]\n", link.display()));
+    let out = run(lnk().args(["sandbox", "check"]).arg(&policy).env("HOME", &home.path));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains(":2:9: error:"), "{}", stderr(&out));
+    if std::fs::symlink_metadata("/lib").is_ok_and(|m| m.file_type().is_symlink()) {
+        let policy = home.file("lib.toml", "[files]\nread = [\"/lib\"]\n");
+        let out = run(lnk().args(["sandbox", "check", "--json"]).arg(&policy));
+        assert_eq!(out.status.code(), Some(1));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let d = &v["diagnostics"][0];
+        assert_eq!((d["line"].as_u64(), d["column"].as_u64()), (Some(2), Some(9)), "{v}");
+        let real = std::fs::canonicalize("/lib").unwrap();
+        assert_eq!(d["help"], format!("name the real folder: `{}`", real.display()), "{v}");
+    }
+}
+
+#[test]
+fn a_grant_in_a_denied_path_or_over_the_records_is_an_error_at_check() {
+    let home = Scratch::new("denyrec");
+    let policy = home.file("s.toml", "[files]\nwrite = [\"/srv/data/x\"]\ndeny = [\"/srv/data\"]\n");
+    let out = run(lnk().args(["sandbox", "check"]).arg(&policy));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(":2:10: error: the grant `/srv/data/x` lies in `/srv/data`"),
+        "{}",
+        stderr(&out)
+    );
+
+    let policy = home.file("w.toml", "[files]\nwrite = [\"~\"]\n");
+    let records = home.join(".lnk-records");
+    let out = run(lnk()
+        .args(["sandbox", "check"])
+        .arg(&policy)
+        .arg("--agent-dir")
+        .arg(&records)
+        .env("HOME", &home.path));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("overlaps the agent's records folder"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_wide_grant_is_a_warning_naming_the_holes() {
+    let home = home_with_a_planted_link();
+    std::fs::create_dir_all(home.join(".aws")).unwrap();
+    let records = home.join(".local/state/agent");
+    let policy = home.file("s.toml", "commands = []\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\n");
+    let out = run(lnk()
+        .args(["sandbox", "check"])
+        .arg(&policy)
+        .arg("--agent-dir")
+        .arg(&records)
+        .env("HOME", &home.path));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "a warning does not fail the check: {err}");
+    assert!(stdout(&out).ends_with(": ok\n"), "{}", stdout(&out));
+    let warning = err
+        .lines()
+        .find(|l| l.contains(":3:9: warning: `~` holds more than it looks"))
+        .unwrap_or_else(|| panic!("{err}"));
+    for hole in [".ssh", ".aws"] {
+        assert!(warning.contains(&format!("`{}`", home.join(hole).display())), "{hole}: {warning}");
+    }
+    assert!(!warning.contains(".gnupg"), "only the holes this computer has: {warning}");
+    assert!(warning.contains(&format!("`{}` (the agent's records)", records.display())), "{warning}");
+    assert!(err.ends_with(": 1 warning\n"), "{err}");
+
+    let out = run(lnk().args(["sandbox", "check", "--json"]).arg(&policy).env("HOME", &home.path));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["outcome"], "ok");
+    assert_eq!(v["diagnostics"][0]["severity"], "warning", "{v}");
+
+    // Naming the secret in a grant means it: no hole, no warning.
+    let named = home.file("named.toml", "[files]\nread = [\"~\", \"~/.ssh\", \"~/.aws\"]\n");
+    let out = run(lnk().args(["sandbox", "check"]).arg(&named).env("HOME", &home.path));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+}

@@ -5,7 +5,7 @@
 
 use crate::diagnostic::nearest;
 
-/// A usage error: what was wrong, shown with the command's usage, exit 2.
+/// A usage error: what was wrong, in one line, exit 2.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UsageError(pub String);
 
@@ -28,6 +28,11 @@ impl ParsedArgs {
     /// The last value given for `flag`.
     pub fn value(&self, flag: &str) -> Option<&str> {
         self.values.iter().rev().find(|(f, _)| *f == flag).map(|(_, v)| v.as_str())
+    }
+
+    /// Every value given for `flag`, in order (a repeated flag).
+    pub fn values(&self, flag: &str) -> Vec<&str> {
+        self.values.iter().filter(|(f, _)| *f == flag).map(|(_, v)| v.as_str()).collect()
     }
 
     pub fn switch(&self, flag: &str) -> bool {

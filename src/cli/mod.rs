@@ -3,6 +3,11 @@
 //!
 //! Exit codes follow timeout(1), so a harness can tell the helper's failures from the program's:
 //! see [`exit`].
+//!
+//! A usage error is one line on standard error with the help to read, and exit 2. With `--json`
+//! or `--report json` anywhere on the command line, standard output is exactly one JSON object
+//! whatever happens (a usage error, an invalid sandbox file, a missing HOME), starting with
+//! `"schema"` ([`crate::json::SCHEMA`]): a harness parses it and never has to scrape text.
 
 /// `println!` for the command line's answers: a reader that closed standard output
 /// (`lnk sandbox flags | head -1`) ends the process quietly, as it does any Unix tool, instead of
@@ -53,28 +58,31 @@ const USAGE: &str = "\
 lnk: a sandbox helper for AI-agent harnesses
 
 Usage:
-  lnk sandbox run [FLAGS | --file FILE] -- PROGRAM [ARG]...
+  lnk sandbox run [FLAGS | --file FILE] [--report json] -- PROGRAM [ARG]...
                                          run a program in a sandbox
   lnk file --files-dir DIR               a file session (run inside `lnk sandbox run --tool file`)
-  lnk sandbox check FILE                 validate a sandbox file
-  lnk sandbox flags [FILE] [--tool run|file]
+  lnk sandbox check FILE [--json]        validate a sandbox file, and its grants on this computer
+  lnk sandbox flags [FILE] [--tool run|file] [--json]
                                          the flags of `lnk sandbox run` the file makes
   lnk sandbox commands [FILE] [--json]   the programs the file offers on this computer
   lnk sandbox status [--json]            what this kernel can enforce
 
-Without FILE, Link's embedded default sandbox file is used.
+`lnk COMMAND --help` shows a command's own help. Without FILE, Link's embedded default sandbox
+file is used. With --json (or --report json) standard output is one JSON object, always, also
+for a usage error or an invalid sandbox file.
 Exit codes: 0 ok, 1 invalid sandbox file, 2 usage error, 125 helper failed,
 126 refused, 127 not found, 124 timed out.
 ";
 
+/// The top-level commands, for suggesting a near one.
+const COMMANDS: &[&str] = &["sandbox", "file", "help", "--help", "--version"];
+
 /// Runs `lnk` with `args` (without the program name).
 pub fn main(args: &[String]) -> ExitCode {
     let result = match args.first().map(String::as_str) {
-        Some("sandbox") if args.get(1).map(String::as_str) == Some("run") => {
-            return finish(run::main(&args[2..]), "lnk", run::USAGE);
-        }
-        Some("file") => return finish(file::main(&args[1..]), "lnk", file::USAGE),
-        Some("sandbox") => return finish(sandbox::main(&args[1..]), "lnk", sandbox::USAGE),
+        Some("sandbox") if args.get(1).map(String::as_str) == Some("run") => run::main(&args[2..]),
+        Some("sandbox") => sandbox::main(&args[1..]),
+        Some("file") => file::main(&args[1..]),
         Some("--help" | "-h" | "help") => {
             out!("{USAGE}");
             Ok(0)
@@ -83,13 +91,17 @@ pub fn main(args: &[String]) -> ExitCode {
             outln!("lnk {}", env!("CARGO_PKG_VERSION"));
             Ok(0)
         }
-        Some(other) => Err(UsageError(format!("unknown command `{}`", other.escape_debug()))),
-        None => Err(UsageError("a command is needed".into())),
+        Some(other) => Err(unknown("command", other, COMMANDS)),
+        None => Err(UsageError("a command is needed: `sandbox` or `file`".into())),
     };
-    finish(result, "lnk", USAGE)
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(UsageError(why)) => usage_error(&why, help_for(args), wants_json(args)),
+    }
 }
 
-/// Turns a command's result into an exit code, printing a usage error with `usage`.
+/// Turns a command's result into an exit code, printing a usage error with `usage` (the whole
+/// text). `lnk-link-run`'s way; `lnk` prints one line and a pointer instead ([`usage_error`]).
 pub fn finish(result: Result<u8, UsageError>, program: &str, usage: &str) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
@@ -98,6 +110,87 @@ pub fn finish(result: Result<u8, UsageError>, program: &str, usage: &str) -> Exi
             ExitCode::from(exit::USAGE)
         }
     }
+}
+
+/// `lnk`'s usage error: one line on standard error naming what was wrong and the help to read
+/// (`lnk: unknown flag `--tol`; did you mean `--tool`? (lnk sandbox run --help)`), and with
+/// `json` nothing there but one JSON object on standard output instead. Exit 2 either way.
+fn usage_error(why: &str, help: &str, json: bool) -> ExitCode {
+    if json {
+        outln!("{}", failure("usage_error", exit::USAGE, why).str("help", help).finish());
+    } else {
+        eprintln!("lnk: {why} ({help})");
+    }
+    ExitCode::from(exit::USAGE)
+}
+
+/// The start of a JSON output for a command that could not do its work: `schema`, `outcome`,
+/// `exit_code` and `error`; the caller adds what it knows (`help`, `file`, `diagnostics`).
+pub(crate) fn failure(outcome: &str, exit_code: u8, error: &str) -> crate::json::Object {
+    crate::json::Object::output().str("outcome", outcome).num("exit_code", exit_code).str("error", error)
+}
+
+/// A sandbox file that cannot be used: its diagnostics on standard error, or with `json` one
+/// object `{"outcome":"invalid_sandbox_file","diagnostics":[…]}` on standard output. Returns
+/// `code`, the caller's exit code for it.
+pub(crate) fn invalid_file(file: &str, e: &crate::sandbox_file::LoadError, json: bool, code: u8) -> u8 {
+    if json {
+        let o = failure("invalid_sandbox_file", code, &e.summary(file));
+        outln!("{}", o.str("file", file).raw("diagnostics", &e.to_json(file)).finish());
+    } else {
+        eprint!("{}", e.render(file));
+    }
+    code
+}
+
+/// The helper could not do its work (no HOME, …): `lnk: why` on standard error, or with `json`
+/// one object `{"outcome":"failed",…}`. Returns 125.
+pub(crate) fn helper_failed(why: &dyn std::fmt::Display, json: bool) -> u8 {
+    if json {
+        outln!("{}", failure("failed", exit::HELPER_FAILED, &why.to_string()).finish());
+    } else {
+        eprintln!("lnk: {why}");
+    }
+    exit::HELPER_FAILED
+}
+
+/// Whether the caller asked for JSON: `--json`, `--report json` or `--report=json` anywhere
+/// before `--`. Looked for in the whole command line up front, so a usage error found before the
+/// switch is reached (`lnk sandbox run --tol x --report json -- ls`) is still JSON.
+fn wants_json(args: &[String]) -> bool {
+    let options = args.iter().take_while(|a| *a != "--");
+    let mut previous = "";
+    for arg in options {
+        if arg == "--json" || arg == "--report=json" || (previous == "--report" && arg == "json") {
+            return true;
+        }
+        previous = arg;
+    }
+    false
+}
+
+/// The help that explains the command `args` was meant for.
+fn help_for(args: &[String]) -> &'static str {
+    let word = |i: usize| args.get(i).map(String::as_str);
+    match (word(0), word(1)) {
+        (Some("sandbox"), Some("run")) => "lnk sandbox run --help",
+        (Some("sandbox"), Some("check")) => "lnk sandbox check --help",
+        (Some("sandbox"), Some("flags")) => "lnk sandbox flags --help",
+        (Some("sandbox"), Some("commands")) => "lnk sandbox commands --help",
+        (Some("sandbox"), Some("status")) => "lnk sandbox status --help",
+        (Some("sandbox"), _) => "lnk sandbox --help",
+        (Some("file"), _) => "lnk file --help",
+        _ => "lnk --help",
+    }
+}
+
+/// "unknown command `sandbx`; did you mean `sandbox`?"
+pub(crate) fn unknown(what: &str, word: &str, known: &[&str]) -> UsageError {
+    let shown = word.escape_debug();
+    UsageError(match crate::diagnostic::nearest(word, known) {
+        Some(near) => format!("unknown {what} `{shown}`; did you mean `{near}`?"),
+        None => format!("unknown {what} `{shown}`; the {what}s are {}", known.join(", ")),
+    })
 }
 
 /// Writes to standard output; if the reader has gone (`EPIPE`), exits at once with 141, the code

@@ -10,18 +10,19 @@ use crate::paths;
 use crate::run::{RunRequest, run};
 use crate::sandbox_file::{self, SandboxFile, Tool};
 
-pub const USAGE: &str = "\
+const USAGE_HEAD: &str = "\
 Usage:
-  lnk sandbox run [SANDBOX FLAGS | --file FILE] [OPTIONS] -- PROGRAM [ARG]...
+  lnk sandbox run [SANDBOX FLAGS | --file FILE [--tool run|file]] [OPTIONS] -- PROGRAM [ARG]...
 
 Runs PROGRAM (a name, looked up on the system PATH) in a sandbox made from FILE, from the
-sandbox flags (see `lnk sandbox flags`), or from the embedded default when neither is given.
+sandbox flags (`lnk sandbox flags FILE` prints the ones a file makes), or from the embedded
+default when neither is given.
 
 Options:
   --file FILE            the sandbox file
-  --tool run|file        the tool the sandbox serves (default run)
-  --report json|text     one JSON object on standard output, or the program's output as it
-                         was kept and a summary for a person (default text)
+  --report json|text     json: one JSON object on standard output, always (also for a usage
+                         error); text: the program's output as it was kept and a summary for a
+                         person (default)
   --stdin                pass the caller's standard input (default /dev/null)
   --env NAME=VALUE       set a variable in the program's clean environment (repeated);
                          --env NAME passes the caller's value
@@ -30,9 +31,27 @@ Options:
                          with [internet]: the call's proxy uses ADDRESS for NAME on PORT, as
                          curl's --resolve (repeated); the address is checked like any other
 
-Exit codes: the program's own, 128+N killed by signal N, 124 timed out, 125 the helper
-failed or the kernel cannot enforce the sandbox, 126 refused, 127 not found.
+Sandbox flags (a flag left out grants nothing):
 ";
+
+const USAGE_TAIL: &str = "
+Exit codes: the program's own, 128+N killed by signal N, 124 timed out, 125 the helper
+failed or the kernel cannot enforce the sandbox, 126 refused, 127 not found, 2 usage error.
+";
+
+/// The options that are not sandbox flags.
+const OPTIONS: &[&str] = &["--file", "--report", "--stdin", "--env", "--agent-dir", "--resolve"];
+
+/// `lnk sandbox run --help`: the options, then every sandbox flag with one line from
+/// [`crate::flags::FLAG_HELP`], so the help cannot miss a flag.
+pub fn usage() -> String {
+    let mut text = USAGE_HEAD.to_owned();
+    for (flag, what) in crate::flags::FLAG_HELP {
+        text.push_str(&format!("  {flag:<26} {what}\n"));
+    }
+    text.push_str(USAGE_TAIL);
+    text
+}
 
 enum ReportFormat {
     Json,
@@ -46,7 +65,7 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
         None => (args, &[][..]),
     };
     if options.iter().any(|a| a == "--help" || a == "-h") {
-        out!("{USAGE}");
+        out!("{}", usage());
         return Ok(0);
     }
     let Some((program, program_args)) = command.split_first() else {
@@ -93,11 +112,7 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
                 }
             }
             other => {
-                let known: Vec<&str> = crate::flags::FLAG_NAMES
-                    .iter()
-                    .copied()
-                    .chain(["--file", "--report", "--stdin", "--env", "--agent-dir", "--resolve"])
-                    .collect();
+                let known: Vec<&str> = crate::flags::FLAG_NAMES.iter().chain(OPTIONS).copied().collect();
                 let hint =
                     crate::diagnostic::nearest(other, &known).map(|n| format!("; did you mean `{n}`?"));
                 return Err(UsageError(format!(
@@ -115,21 +130,18 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
             return Err(UsageError(format!("`--tool {}`: the tool is run or file", other.escape_debug())));
         }
     };
+    let json = matches!(report, ReportFormat::Json);
+    if file.is_some() && !sandbox_flags.is_empty() {
+        return Err(UsageError("give either --file or sandbox flags, not both".into()));
+    }
     let home = match paths::home_dir() {
         Ok(h) => h,
-        Err(e) => {
-            eprintln!("lnk: {e}");
-            return Ok(exit::HELPER_FAILED);
-        }
+        Err(e) => return Ok(super::helper_failed(&e, json)),
     };
     let flags = match (file, sandbox_flags.is_empty()) {
-        (Some(_), false) => return Err(UsageError("give either --file or sandbox flags, not both".into())),
-        (Some(file), true) => match sandbox_file::load(Path::new(&file)) {
+        (Some(file), _) => match sandbox_file::load(Path::new(&file)) {
             Ok(f) => SandboxFlags::from_file(&f, tool, &home),
-            Err(e) => {
-                eprint!("{}", e.render(&file));
-                return Ok(exit::HELPER_FAILED);
-            }
+            Err(e) => return Ok(super::invalid_file(&file, &e, json, exit::HELPER_FAILED)),
         },
         (None, true) => SandboxFlags::from_file(&SandboxFile::embedded_default(), tool, &home),
         (None, false) => {

@@ -14,20 +14,84 @@ use crate::sandbox_file::{self, Commands, EMBEDDED_DEFAULT_NAME, SandboxFile, To
 
 pub const USAGE: &str = "\
 Usage:
-  lnk sandbox check FILE
-      Validate FILE. Exit 0 if it is valid, 1 with every problem otherwise.
-  lnk sandbox flags [FILE] [--tool run|file]
-      Print the flags of `lnk sandbox run` that FILE makes for the tool (default run),
-      one flag and its value per line, with ~ expanded.
+  lnk sandbox check FILE [--agent-dir DIR]... [--json]
+      Validate FILE and its grants on this computer. Exit 0 if it is valid, 1 otherwise.
+  lnk sandbox flags [FILE] [--tool run|file] [--json]
+      The flags of `lnk sandbox run` that FILE makes for the tool (default run).
   lnk sandbox commands [FILE] [--json]
-      The programs FILE offers: each listed name this computer has on the system PATH,
-      with the path found and the file it really is; then the names it lacks.
+      The programs FILE offers on this computer, and the names it lacks.
   lnk sandbox status [--json]
-      The Landlock ABI, seccomp, user namespaces, pidfd and openat2 on this kernel,
-      and which guarantees follow.
+      What this kernel can enforce, and which guarantees follow.
+  lnk sandbox run [SANDBOX FLAGS | --file FILE] [OPTIONS] -- PROGRAM [ARG]...
+      Run PROGRAM in the sandbox.
 
-Without FILE, Link's embedded default (policy/default.toml) is used.
+`lnk sandbox COMMAND --help` shows a command's own help. Without FILE, Link's embedded
+default (policy/default.toml) is used.
 ";
+
+const CHECK_USAGE: &str = "\
+Usage:
+  lnk sandbox check FILE [--agent-dir DIR]... [--json]
+
+Validates FILE: every problem in its text, with line and column; then, if the text is valid,
+its grants as they are on this computer (`~` is HOME):
+  error    a grant that passes through a symbolic link (name the real folder), names a
+           file, lies in a `[files] deny` path, or (a write grant) overlaps an --agent-dir
+           folder: `lnk sandbox run` would refuse the sandbox for it
+  warning  a grant that holds protected paths (~/.ssh, ~/.aws, ...) or an --agent-dir
+           folder: lnk cuts them out of the grant, and the warning names them
+
+Options:
+  --agent-dir DIR   an agent's records folder, as given to `lnk sandbox run` (repeated)
+  --json            one JSON object on standard output, diagnostics inside
+
+Exit codes: 0 valid (warnings allowed), 1 invalid, 2 usage error.
+";
+
+const FLAGS_USAGE: &str = "\
+Usage:
+  lnk sandbox flags [FILE] [--tool run|file] [--json]
+
+Prints the flags of `lnk sandbox run` that FILE makes for the tool (default run), one flag
+and its value per line, with ~ expanded, every default explicit, and the protected paths
+that are holes in a grant listed as --deny. Without FILE, Link's embedded default.
+
+Options:
+  --tool run|file   the tool (default run)
+  --json            one JSON object; its \"args\" are the flags as separate arguments
+
+Exit codes: 0 ok, 1 invalid sandbox file, 2 usage error, 125 HOME is not set.
+";
+
+const COMMANDS_USAGE: &str = "\
+Usage:
+  lnk sandbox commands [FILE] [--json]
+
+The programs FILE offers: each listed name this computer has on the system PATH, with the
+path found and the file it really is; then the names it lacks. Without FILE, Link's
+embedded default.
+
+Options:
+  --json            one JSON object on standard output
+
+Exit codes: 0 ok, 1 invalid sandbox file, 2 usage error.
+";
+
+const STATUS_USAGE: &str = "\
+Usage:
+  lnk sandbox status [--json]
+
+The Landlock ABI, seccomp, user namespaces, pidfd and openat2 on this kernel, the mode a
+call runs in, and which guarantees follow.
+
+Options:
+  --json            one JSON object on standard output
+
+Exit codes: 0 ok, 2 usage error.
+";
+
+/// The verbs of `lnk sandbox`, for suggesting a near one.
+const VERBS: &[&str] = &["run", "check", "flags", "commands", "status", "help"];
 
 pub fn main(args: &[String]) -> Result<u8, UsageError> {
     let verb = args.first().map(String::as_str);
@@ -41,21 +105,33 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
             out!("{USAGE}");
             Ok(0)
         }
-        None => Err(UsageError("a sandbox command is needed".into())),
-        Some(other) => Err(UsageError(format!("unknown sandbox command `{}`", other.escape_debug()))),
+        None => Err(UsageError("a sandbox command is needed: run, check, flags, commands or status".into())),
+        Some(other) => Err(super::unknown("sandbox command", other, VERBS)),
     }
 }
 
-/// Loads FILE, or the embedded default when none is given. Prints the diagnostics and returns
-/// `Err(exit code)` when the file cannot be used.
-fn load(file: Option<&str>) -> Result<SandboxFile, u8> {
+/// Reads a verb's words; with `--help` among them, prints `usage` and returns `None`.
+fn parse(
+    args: &[String],
+    values: &[&'static str],
+    switches: &[&'static str],
+    usage: &str,
+) -> Result<Option<args::ParsedArgs>, UsageError> {
+    let parsed = args::parse(args, values, switches)?;
+    if parsed.help {
+        out!("{usage}");
+        return Ok(None);
+    }
+    Ok(Some(parsed))
+}
+
+/// Loads FILE, or the embedded default when none is given. When the file cannot be used, says
+/// why (see [`super::invalid_file`]) and returns `Err(exit code)`.
+fn load(file: Option<&str>, json: bool) -> Result<SandboxFile, u8> {
     let Some(file) = file else {
         return Ok(SandboxFile::embedded_default());
     };
-    sandbox_file::load(Path::new(file)).map_err(|e| {
-        eprint!("{}", e.render(file));
-        exit::INVALID
-    })
+    sandbox_file::load(Path::new(file)).map_err(|e| super::invalid_file(file, &e, json, exit::INVALID))
 }
 
 /// At most one positional argument: the sandbox file.
@@ -68,45 +144,81 @@ fn one_file(parsed: &args::ParsedArgs) -> Result<Option<&str>, UsageError> {
 }
 
 fn check(args: &[String]) -> Result<u8, UsageError> {
-    let parsed = args::parse(args, &[], &[])?;
-    if parsed.help {
-        out!("{USAGE}");
-        return Ok(0);
-    }
+    let Some(parsed) = parse(args, &["--agent-dir"], &["--json"], CHECK_USAGE)? else { return Ok(0) };
+    let json = parsed.switch("--json");
     let file = one_file(&parsed)?.ok_or_else(|| UsageError("`check` needs a FILE".into()))?;
-    Ok(match load(Some(file)) {
-        Ok(_) => {
-            outln!("{file}: ok");
-            0
+    let mut agent_dirs = Vec::new();
+    for dir in parsed.values("--agent-dir") {
+        if !dir.starts_with('/') {
+            return Err(UsageError(format!("`--agent-dir {}`: give an absolute path", dir.escape_debug())));
         }
-        Err(code) => code,
-    })
+        agent_dirs.push(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.into()));
+    }
+    let source = match sandbox_file::read_source(Path::new(file)) {
+        Ok(source) => source,
+        Err(e) => return Ok(super::invalid_file(file, &e, json, exit::INVALID)),
+    };
+    if let Err(diagnostics) = SandboxFile::parse(&source) {
+        let e = sandbox_file::LoadError::Invalid { source, diagnostics };
+        return Ok(super::invalid_file(file, &e, json, exit::INVALID));
+    }
+    let home = paths::home_dir().ok();
+    let found = crate::grant_check::on_this_computer(&source, home.as_deref(), &agent_dirs);
+    if found.iter().any(|d| !d.warning) {
+        let e = sandbox_file::LoadError::Invalid { source, diagnostics: found };
+        return Ok(super::invalid_file(file, &e, json, exit::INVALID));
+    }
+    if json {
+        let warnings = json::array(found.iter().map(|d| d.to_json(file, &source)));
+        outln!(
+            "{}",
+            json::Object::output()
+                .str("outcome", "ok")
+                .str("file", file)
+                .raw("diagnostics", &warnings)
+                .finish()
+        );
+    } else {
+        if !found.is_empty() {
+            eprint!("{}", crate::diagnostic::render_all(&found, file, &source));
+        }
+        outln!("{file}: ok");
+    }
+    Ok(0)
 }
 
 fn flags(args: &[String]) -> Result<u8, UsageError> {
-    let parsed = args::parse(args, &["--tool"], &[])?;
-    if parsed.help {
-        out!("{USAGE}");
-        return Ok(0);
-    }
+    let Some(parsed) = parse(args, &["--tool"], &["--json"], FLAGS_USAGE)? else { return Ok(0) };
+    let json = parsed.switch("--json");
     let tool = match parsed.value("--tool") {
         None => Tool::Run,
         Some(name) => Tool::from_name(name).ok_or_else(|| {
             UsageError(format!("`--tool {}`: the tool is `run` or `file`", name.escape_debug()))
         })?,
     };
-    let file = match load(one_file(&parsed)?) {
+    let name = one_file(&parsed)?;
+    let file = match load(name, json) {
         Ok(f) => f,
         Err(code) => return Ok(code),
     };
     let home = match paths::home_dir() {
         Ok(h) => h,
-        Err(e) => {
-            eprintln!("lnk: {e}");
-            return Ok(exit::HELPER_FAILED);
-        }
+        Err(e) => return Ok(super::helper_failed(&e, json)),
     };
-    for (flag, value) in SandboxFlags::from_file(&file, tool, &home).to_pairs() {
+    let flags = SandboxFlags::from_file(&file, tool, &home);
+    if json {
+        outln!(
+            "{}",
+            json::Object::output()
+                .str("outcome", "ok")
+                .str("file", name.unwrap_or(EMBEDDED_DEFAULT_NAME))
+                .str("tool", tool.name())
+                .raw("args", &json::array(flags.to_args().iter().map(|a| json::string(a))))
+                .finish()
+        );
+        return Ok(0);
+    }
+    for (flag, value) in flags.to_pairs() {
         match value {
             Some(value) => outln!("{flag} {value}"),
             None => outln!("{flag}"),
@@ -116,23 +228,24 @@ fn flags(args: &[String]) -> Result<u8, UsageError> {
 }
 
 fn commands(args: &[String]) -> Result<u8, UsageError> {
-    let parsed = args::parse(args, &[], &["--json"])?;
-    if parsed.help {
-        out!("{USAGE}");
-        return Ok(0);
-    }
+    let Some(parsed) = parse(args, &[], &["--json"], COMMANDS_USAGE)? else { return Ok(0) };
+    let json = parsed.switch("--json");
     let name = one_file(&parsed)?;
-    let file = match load(name) {
+    let file = match load(name, json) {
         Ok(f) => f,
         Err(code) => return Ok(code),
     };
-    let json = parsed.switch("--json");
     let names = match &file.commands {
         Commands::Any => {
             if json {
                 outln!(
                     "{}",
-                    json::Object::new().bool("any", true).raw("offered", "[]").raw("missing", "[]").finish()
+                    json::Object::output()
+                        .str("outcome", "ok")
+                        .bool("any", true)
+                        .raw("offered", "[]")
+                        .raw("missing", "[]")
+                        .finish()
                 );
             } else {
                 outln!("any program on the system PATH ({})", program_path::SYSTEM_PATH.join(":"));
@@ -160,7 +273,8 @@ fn commands(args: &[String]) -> Result<u8, UsageError> {
         let missing = missing.iter().map(|m| json::string(m));
         outln!(
             "{}",
-            json::Object::new()
+            json::Object::output()
+                .str("outcome", "ok")
                 .bool("any", false)
                 .raw("offered", &json::array(offered))
                 .raw("missing", &json::array(missing))
@@ -185,11 +299,7 @@ fn commands(args: &[String]) -> Result<u8, UsageError> {
 }
 
 fn status(args: &[String]) -> Result<u8, UsageError> {
-    let parsed = args::parse(args, &[], &["--json"])?;
-    if parsed.help {
-        out!("{USAGE}");
-        return Ok(0);
-    }
+    let Some(parsed) = parse(args, &[], &["--json"], STATUS_USAGE)? else { return Ok(0) };
     if let Some(extra) = parsed.positional.first() {
         return Err(UsageError(format!("unexpected argument `{}`", extra.escape_debug())));
     }
@@ -214,7 +324,7 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
                 .bool("available", g.available)
                 .finish()
         });
-        let mut o = json::Object::new();
+        let mut o = json::Object::output().str("outcome", "ok");
         o = match &k.landlock {
             Ok(abi) => o.num("landlock_abi", *abi).null("landlock_error"),
             Err(why) => o.null("landlock_abi").str("landlock_error", why),

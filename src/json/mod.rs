@@ -32,6 +32,12 @@ pub fn string(s: &str) -> String {
     out
 }
 
+/// The version of the shapes of `lnk`'s JSON outputs. Every object `lnk` prints on standard
+/// output (`--json`, `--report json`) starts with `"schema": SCHEMA`, so a harness can refuse a
+/// shape it does not know instead of misreading it. Raised when a field changes meaning or goes
+/// away; a new field does not raise it.
+pub const SCHEMA: u32 = 1;
+
 /// Builds one JSON object, field by field, in the order given.
 #[derive(Default)]
 pub struct Object {
@@ -41,6 +47,11 @@ pub struct Object {
 impl Object {
     pub fn new() -> Object {
         Object::default()
+    }
+
+    /// A top-level output object: starts with `"schema"` (see [`SCHEMA`]).
+    pub fn output() -> Object {
+        Object::new().num("schema", SCHEMA)
     }
 
     fn key(&mut self, key: &str) {

@@ -160,6 +160,30 @@ pub enum LoadError {
 }
 
 impl LoadError {
+    /// Every problem as a JSON array of [`Diagnostic::to_json`] objects; an unreadable file is one
+    /// problem with no line.
+    pub fn to_json(&self, file_name: &str) -> String {
+        match self {
+            LoadError::Unreadable(why) => {
+                crate::json::array([Diagnostic::new(why.clone(), None).to_json(file_name, "")])
+            }
+            LoadError::Invalid { source, diagnostics } => {
+                crate::json::array(diagnostics.iter().map(|d| d.to_json(file_name, source)))
+            }
+        }
+    }
+
+    /// One line for a JSON output's `error`: `FILE: 2 errors`, or why it could not be read.
+    pub fn summary(&self, file_name: &str) -> String {
+        match self {
+            LoadError::Unreadable(why) => format!("{file_name}: {why}"),
+            LoadError::Invalid { diagnostics, .. } => {
+                let n = diagnostics.iter().filter(|d| !d.warning).count();
+                format!("{file_name}: {n} error{}", if n == 1 { "" } else { "s" })
+            }
+        }
+    }
+
     /// A person-readable report naming `file_name`.
     pub fn render(&self, file_name: &str) -> String {
         match self {
@@ -169,6 +193,22 @@ impl LoadError {
             }
         }
     }
+}
+
+/// One path string of `[files] read`, `write` or `deny` as written, with where it is, so a
+/// finding about the folder it names can point at it (see [`crate::cli`]'s `check`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantString {
+    /// `read`, `write` or `deny`.
+    pub key: &'static str,
+    pub text: String,
+    pub span: Option<std::ops::Range<usize>>,
+}
+
+/// The path strings of `[files]` in `source`, in file order. Meant for a file that
+/// [`SandboxFile::parse`] accepted; for any other it returns what it can find.
+pub fn grant_strings(source: &str) -> Vec<GrantString> {
+    schema::grant_strings(source)
 }
 
 /// Reads and parses the sandbox file at `path`.

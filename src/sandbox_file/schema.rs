@@ -264,6 +264,24 @@ impl Walk {
     }
 }
 
+/// The strings of `[files] read`, `write` and `deny`, each with its span.
+pub(super) fn grant_strings(source: &str) -> Vec<super::GrantString> {
+    let Ok(doc) = Document::parse(source) else { return Vec::new() };
+    let Some(files) = doc.as_table().get("files").and_then(Item::as_table_like) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for &key in FILES_KEYS {
+        let Some(array) = files.get(key).and_then(Item::as_array) else { continue };
+        for value in array.iter() {
+            if let Some(text) = value.as_str() {
+                out.push(super::GrantString { key, text: text.to_owned(), span: value.span() });
+            }
+        }
+    }
+    out
+}
+
 /// The span of `item`, or of its key when the item has none (an implicit or dotted table).
 fn span_of(table: &dyn TableLike, name: &str, item: &Item) -> Option<Range<usize>> {
     item.span().or_else(|| table.key(name).and_then(|k| k.span()))

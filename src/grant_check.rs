@@ -1,0 +1,209 @@
+//! What `lnk sandbox check` finds on this computer, beyond the sandbox file's text.
+//!
+//! [`crate::sandbox_file`] checks the text; this looks at what the grants name here, so that a
+//! grant `lnk sandbox run` would refuse is an error at `check`, with its line and column, and not
+//! a surprise at the first call. Each error is found by the code `run` uses, so the two cannot
+//! disagree:
+//!
+//! | finding | kind | why |
+//! |---|---|---|
+//! | a read or write grant passes through a symbolic link (`/lib` → `usr/lib` on a merged-usr system; a `~/Link/Files/proj` → `~/.ssh` planted by an earlier call) | error | `run` opens grants with [`grants::open_no_symlinks`] and refuses a link: following it would grant whatever the link points at. The help names the real folder |
+//! | a grant names a file, or cannot be opened | error | the same open |
+//! | a grant lies in a `[files] deny` path | error | [`protected::grant_in_denied`], as `run` |
+//! | a write grant overlaps an agent's records folder (`--agent-dir`) | error | as `run`: Landlock cannot carve the records out of a write grant |
+//! | a grant holds protected paths that exist here, or an agent's records folder | warning | the grant is wider than it looks, and lnk cuts these holes in it ([`protected`]); the warning says which, and that anything else secret in it stays reachable |
+//!
+//! What it cannot promise: the computer may change between `check` and `run`, so `run` looks
+//! again. `~` is this process's HOME; without one, `~` grants are not looked at and a warning
+//! says so. A grant that does not exist is not a finding: it grants nothing, as in `run`.
+
+use std::path::{Path, PathBuf};
+
+use crate::diagnostic::Diagnostic;
+use crate::paths::{GrantPath, overlaps};
+use crate::protected;
+use crate::sandbox::grants::{self, GrantError};
+use crate::sandbox_file::{GrantString, grant_strings};
+
+/// A grant string with the folder it names on this computer.
+struct Grant {
+    written: GrantString,
+    path: PathBuf,
+}
+
+/// The errors and warnings for the valid sandbox file `source`, with `~` as `home` (`None`: HOME
+/// is unknown) and the agents' records folders `agent_dirs` (absolute).
+pub fn on_this_computer(source: &str, home: Option<&Path>, agent_dirs: &[PathBuf]) -> Vec<Diagnostic> {
+    let mut found = Vec::new();
+    let mut skipped_home = false;
+    let mut all = Vec::new();
+    for written in grant_strings(source) {
+        let path = match (GrantPath::parse(&written.text), home) {
+            (Ok(g @ GrantPath::Absolute(_)), _) => g.expand(Path::new("/")),
+            (Ok(g), Some(home)) => g.expand(home),
+            (Ok(_), None) => {
+                skipped_home = true;
+                continue;
+            }
+            // Not reached for a file `SandboxFile::parse` accepted.
+            (Err(_), _) => continue,
+        };
+        all.push(Grant { written, path });
+    }
+    let (grant_list, deny): (Vec<&Grant>, Vec<&Grant>) = all.iter().partition(|g| g.written.key != "deny");
+    let deny_paths: Vec<PathBuf> = deny.iter().map(|d| d.path.clone()).collect();
+    let grant_paths: Vec<&PathBuf> = grant_list.iter().map(|g| &g.path).collect();
+
+    for grant in &grant_list {
+        let at = |message: String| Diagnostic::new(message, grant.written.span.clone());
+        match grants::open_no_symlinks(&grant.path, true) {
+            Ok(_) => {}
+            Err(e @ GrantError::Symlink(_)) => {
+                let help = match std::fs::canonicalize(&grant.path) {
+                    Ok(real) => format!("name the real folder: `{}`", real.display()),
+                    Err(_) => "name the real folder, or remove the link".to_owned(),
+                };
+                found.push(at(e.to_string()).with_help(help));
+            }
+            Err(e) => found.push(at(e.to_string()).with_help("a grant names a folder that can be opened")),
+        }
+        if let Some(denied) = deny_paths.iter().find(|d| grant.path.starts_with(d)) {
+            found.push(
+                at(format!(
+                    "the grant `{}` lies in `{}`, which `[files] deny` keeps out of every grant",
+                    grant.path.display(),
+                    denied.display()
+                ))
+                .with_help("remove one of them"),
+            );
+        }
+        if grant.written.key == "write" {
+            if let Some(records) = agent_dirs.iter().find(|r| overlaps(&grant.path, r)) {
+                found.push(
+                    at(format!(
+                        "the write grant `{}` overlaps the agent's records folder `{}`",
+                        grant.path.display(),
+                        records.display()
+                    ))
+                    .with_help("narrow the grant: Landlock cannot carve the records out of a write grant"),
+                );
+            }
+        }
+        if let Some(warning) = wider_than_it_looks(grant, home, &grant_paths, agent_dirs) {
+            found.push(warning);
+        }
+    }
+    if skipped_home {
+        found.push(
+            Diagnostic::new("HOME is not set, so the `~` grants were not looked at", None)
+                .with_help("set HOME to the home folder the sandbox will run in")
+                .as_warning(),
+        );
+    }
+    found
+}
+
+/// A warning when `grant` holds protected paths that exist here, or an agent's records folder:
+/// lnk cuts them out (they are holes), so the grant is not all it reads as, and anything else
+/// secret in it is still reachable.
+fn wider_than_it_looks(
+    grant: &Grant,
+    home: Option<&Path>,
+    all: &[&PathBuf],
+    agent_dirs: &[PathBuf],
+) -> Option<Diagnostic> {
+    let only_this = [&grant.path];
+    let mut holes: Vec<String> = Vec::new();
+    if let Some(home) = home {
+        for hole in protected::builtin_holes(home, &only_this) {
+            // A hole only where no other grant names it, as `run` decides.
+            if protected::is_hole(&hole, all) && std::fs::symlink_metadata(&hole).is_ok() {
+                holes.push(format!("`{}`", hole.display()));
+            }
+        }
+    }
+    for records in agent_dirs {
+        if protected::is_hole(records, &only_this) && protected::is_hole(records, all) {
+            holes.push(format!("`{}` (the agent's records)", records.display()));
+        }
+    }
+    if holes.is_empty() {
+        return None;
+    }
+    Some(
+        Diagnostic::new(
+            format!(
+                "`{}` holds more than it looks: lnk cuts these protected paths out of it: {}",
+                grant.written.text,
+                holes.join(", ")
+            ),
+            grant.written.span.clone(),
+        )
+        .with_help(
+            "anything else secret in it stays reachable: narrow the grant, or list such paths in `[files] deny`; to grant a protected path, name it in a grant",
+        )
+        .as_warning(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("lnk-grant-check-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_grant_through_a_link_is_an_error_at_the_string() {
+        let home = scratch("link");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::create_dir_all(home.join("Link/Files")).unwrap();
+        std::os::unix::fs::symlink(home.join(".ssh"), home.join("Link/Files/proj")).unwrap();
+        let source = "[files]\nwrite = [\"~/Link/Files/proj\"]\n";
+        let found = on_this_computer(source, Some(&home), &[]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(!found[0].warning && found[0].message.contains("symbolic link"), "{found:?}");
+        assert_eq!(found[0].line_col(source), Some((2, 10)));
+        let real = std::fs::canonicalize(home.join(".ssh")).unwrap();
+        assert_eq!(
+            found[0].help.as_deref(),
+            Some(format!("name the real folder: `{}`", real.display()).as_str())
+        );
+        std::fs::remove_dir_all(&home).unwrap();
+    }
+
+    #[test]
+    fn a_wide_grant_warns_with_the_holes_that_exist() {
+        let home = scratch("wide");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        let records = home.join(".local/state/agent");
+        let found =
+            on_this_computer("[files]\nread = [\"~\"]\n", Some(&home), std::slice::from_ref(&records));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].warning);
+        assert!(found[0].message.contains(&format!("`{}`", home.join(".ssh").display())), "{found:?}");
+        assert!(!found[0].message.contains(".aws"), "only what exists: {found:?}");
+        assert!(found[0].message.contains("the agent's records"), "{found:?}");
+        // Naming the secret grants it: no hole, no warning.
+        let named = on_this_computer("[files]\nread = [\"~\", \"~/.ssh\"]\n", Some(&home), &[]);
+        assert!(named.is_empty(), "{named:?}");
+        std::fs::remove_dir_all(&home).unwrap();
+    }
+
+    #[test]
+    fn deny_records_and_a_missing_home_are_found() {
+        let found = on_this_computer(
+            "[files]\nwrite = [\"/srv/x/y\"]\ndeny = [\"/srv/x\"]\n",
+            None,
+            &[PathBuf::from("/srv/x")],
+        );
+        assert!(found.iter().any(|d| d.message.contains("`[files] deny`")), "{found:?}");
+        assert!(found.iter().any(|d| d.message.contains("records folder")), "{found:?}");
+        let no_home = on_this_computer("[files]\nread = [\"~\"]\n", None, &[]);
+        assert!(no_home.len() == 1 && no_home[0].warning && no_home[0].span.is_none(), "{no_home:?}");
+    }
+}
