@@ -157,8 +157,6 @@ fn keeper_main(
     }
     // In the call's own world the program's first process starts in new namespaces, as pid 1
     // of its own pid namespace (see `sandbox::world`); otherwise it is a plain fork.
-    // SAFETY: the keeper is single-threaded (a fork of the single-threaded helper); the child
-    // ends in `program_main` or `world_init`, which never return.
     // The world's pid 1 tells the keeper the program's own wait status on a pipe of their own
     // (it must not hold the helper's status pipe, which has to close when the keeper dies).
     let (report_r, report_w) = match sandbox.clone_flags() {
@@ -169,7 +167,11 @@ fn keeper_main(
         None => (None, None),
     };
     let forked = match sandbox.clone_flags() {
+        // SAFETY: as for the fork below: the keeper is single-threaded, and the child ends in
+        // `world_init`, which never returns.
         Some(flags) => unsafe { sys::clone_into_namespaces(flags) },
+        // SAFETY: the keeper is single-threaded (a fork of the single-threaded helper), and the
+        // child ends in `program_main`, which never returns.
         None => unsafe { sys::fork() },
     };
     let program = match (forked, report_w) {

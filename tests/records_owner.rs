@@ -33,10 +33,7 @@ fn skipped_unless_root(what: &str) -> bool {
     }
     eprintln!(
         "\n!!! SKIPPED as uid {}: {what} needs root (the root pass of scripts/test.sh runs it) !!!\n",
-        unsafe {
-            // SAFETY: as above.
-            libc::geteuid()
-        }
+        rustix::process::geteuid().as_raw()
     );
     true
 }
