@@ -152,11 +152,13 @@ pub fn nearest<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
         .map(|(_, k)| k)
 }
 
-/// Levenshtein distance over characters. Inputs are keys a person typed, so they are short; the
-/// caller bounds them anyway (a key longer than 64 characters is never compared).
+/// Edit distance over characters, where swapping two neighbours (`strat` for `start`) is one
+/// edit like any other slip (optimal string alignment). Inputs are keys a person typed, so they
+/// are short; the caller bounds them anyway (a key longer than 64 characters is never compared).
 fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().take(64).collect();
     let b: Vec<char> = b.chars().take(64).collect();
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     let mut cur = vec![0; b.len() + 1];
     for (i, ca) in a.iter().enumerate() {
@@ -164,7 +166,11 @@ fn edit_distance(a: &str, b: &str) -> usize {
         for (j, cb) in b.iter().enumerate() {
             let substitute = prev[j] + usize::from(ca != cb);
             cur[j + 1] = substitute.min(prev[j + 1] + 1).min(cur[j] + 1);
+            if i > 0 && j > 0 && *ca == b[j - 1] && a[i - 1] == *cb {
+                cur[j + 1] = cur[j + 1].min(before[j - 1] + 1);
+            }
         }
+        std::mem::swap(&mut before, &mut prev);
         std::mem::swap(&mut prev, &mut cur);
     }
     prev[b.len()]
@@ -239,5 +245,10 @@ mod tests {
         assert_eq!(nearest("Files", &known), Some("files"));
         assert_eq!(nearest("zzz", &known), None);
         assert_eq!(nearest("per-minute", &["per_minute", "hosts"]), Some("per_minute"));
+        // Two neighbours swapped is one slip, not two.
+        assert_eq!(nearest("strat", &["start", "stop"]), Some("start"));
+        assert_eq!(edit_distance("strat", "start"), 1);
+        assert_eq!(edit_distance("ab", "ba"), 1);
+        assert_eq!(edit_distance("abc", "ca"), 3);
     }
 }

@@ -163,7 +163,12 @@ fn json_is_always_one_object_of_schema_1() {
     ];
     for out in &usage {
         failure(out, 2, "usage");
-        assert!(stderr(out).contains("Usage:"), "{}", stderr(out));
+        // The same failure in one line on stderr, with the help to read; not the usage text.
+        let err = stderr(out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("lnk-link-run: ") && err.contains(" --help)"), "{err}");
+        let v = failure(out, 2, "usage");
+        assert!(v["help"].as_str().is_some_and(|h| h.starts_with("lnk-link-run")), "{v}");
     }
     let elsewhere = bg.dir.join("no-such-folder");
     for verb in ["list", "sweep", "stop", "read", "start"] {

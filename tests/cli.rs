@@ -343,6 +343,50 @@ fn link_run_prints_its_usage_and_refuses_bad_words() {
 }
 
 #[test]
+fn link_run_usage_errors_are_one_line_and_each_verb_has_its_help() {
+    for (args, help) in [
+        (&[][..], "lnk-link-run --help"),
+        (&["bogus"], "lnk-link-run --help"),
+        (&["start"], "lnk-link-run start --help"),
+        (&["start", "--bogus", "--", "true"], "lnk-link-run start --help"),
+        (&["list", "--agent-dir"], "lnk-link-run list --help"),
+        (&["read"], "lnk-link-run read --help"),
+        (&["stop"], "lnk-link-run stop --help"),
+        (&["sweep", "extra"], "lnk-link-run sweep --help"),
+    ] {
+        let out = run(link_run().args(args));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(stdout(&out).is_empty(), "{args:?}: {}", stdout(&out));
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("lnk-link-run: ") && err.ends_with(&format!(" ({help})\n")),
+            "{args:?}: {err}"
+        );
+    }
+    let err = stderr(&run(link_run().arg("strat")));
+    assert_eq!(err, "lnk-link-run: unknown verb `strat`; did you mean `start`? (lnk-link-run --help)\n");
+    let err = stderr(&run(link_run().args(["list", "--agnet-dir", "x"])));
+    assert!(err.contains("did you mean `--agent-dir`?"), "{err}");
+    // Each verb's own help, not the overview: it names the verb's flags.
+    for (verb, own) in [
+        ("start", "--output-cap"),
+        ("list", "lost"),
+        ("read", "--offset"),
+        ("stop", "--all"),
+        ("sweep", "lock"),
+    ] {
+        for args in [[verb, "--help"], ["--help", verb]] {
+            let out = run(link_run().args(args));
+            assert_eq!(out.status.code(), Some(0), "{args:?}");
+            let text = stdout(&out);
+            assert!(text.starts_with(&format!("lnk-link-run {verb}:")), "{args:?}: {text}");
+            assert!(text.contains(own) && text.contains("Usage:"), "{args:?}: {text}");
+        }
+    }
+}
+
+#[test]
 fn a_closed_pipe_ends_the_command_quietly_and_both_binaries_have_a_version() {
     for args in
         [&["sandbox", "flags"][..], &["sandbox", "status"], &["sandbox", "commands", "--json"], &["--help"]]

@@ -10,5 +10,5 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(lnk::cli::exit::USAGE);
         }
     };
-    lnk::cli::finish(lnk::cli::link_run::main(&args), "lnk-link-run", lnk::cli::link_run::USAGE)
+    lnk::cli::link_run::main(&args)
 }

@@ -2,6 +2,7 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::time::Duration;
 
 use super::args::{self, ParsedArgs, UsageError};
@@ -23,12 +24,109 @@ Usage:
   lnk-link-run stop (ID | --all) --agent-dir DIR --files-dir DIR [--bridge SOCKET] [--json]
   lnk-link-run sweep --agent-dir DIR --files-dir DIR [--bridge SOCKET] [--json]
 
---agent-dir holds the records (never reachable from a sandbox); --files-dir holds
-background/<id>.out. At most 4 commands run at once; a command's timeout is an hour by
-default. With --json, every verb prints one JSON object with \"schema\": 1, errors included.
+`lnk-link-run VERB --help` shows a verb's own help. --agent-dir holds the records (never
+reachable from a sandbox); --files-dir holds background/<id>.out. At most 4 commands run at
+once; a command's timeout is an hour by default. With --json, every verb prints one JSON object
+with \"schema\": 1, errors included.
 Exit codes: 0 ok, 2 usage, 75 four already running (try later), 77 hop cap reached,
 125 failed, 126 not allowed (or read: not the output file lnk wrote), 127 program or id not found.
 ";
+
+const START_HELP: &str = "\
+lnk-link-run start: start PROGRAM in the background, sandboxed, under a supervisor of its own
+
+Usage:
+  lnk-link-run start --agent-dir DIR --files-dir DIR [--file FILE | SANDBOX FLAGS]
+                     [--bridge SOCKET] [--conversation ID] [--hop N] [--timeout SECONDS]
+                     [--output-cap BYTES] [--json] -- PROGRAM [ARG]...
+
+  --file FILE          the sandbox file; or the flags of `lnk sandbox run` (`lnk sandbox flags`)
+  --bridge SOCKET      the harness's Unix socket, told when the command ends
+  --conversation ID    kept in the record, shown by `list`
+  --hop N              how deep in a chain of starts this one is (0 for the agent's own)
+  --timeout SECONDS    stop the command after this long (default 3600)
+  --output-cap BYTES   keep at most this much of its output (the start and the end)
+  --json               print one JSON object: {\"schema\":1,\"ok\":true,\"id\":\"r…\",…}
+
+Prints the new command's id. Exit 75 when 4 already run, 77 at the hop cap, 126 when the
+sandbox does not allow PROGRAM, 127 when PROGRAM is not on this computer.
+";
+
+const LIST_HELP: &str = "\
+lnk-link-run list: every background command of this agent, running or ended
+
+Usage:
+  lnk-link-run list --agent-dir DIR --files-dir DIR [--json]
+
+A line per command: id, state, told or not told, program and arguments. With --json,
+{\"schema\":1,\"ok\":true,\"records\":[…]}, each with its start and end time, exit code and
+output size. A command that is recorded running but whose supervisor is gone is shown as \"lost\".
+";
+
+const READ_HELP: &str = "\
+lnk-link-run read: a background command's captured output
+
+Usage:
+  lnk-link-run read ID --agent-dir DIR --files-dir DIR [--offset N] [--length N | --end N] [--json]
+
+  --offset N   start N bytes into the kept output (default 0)
+  --length N   at most N bytes from there (default 65536)
+  --end N      the last N bytes instead
+  --json       {\"schema\":1,\"ok\":true,\"id\":…,\"size\":…,\"length\":…,\"text\":…}
+
+Exit 127 when there is no command with that id, 126 when its output file is not the one lnk
+wrote.
+";
+
+const STOP_HELP: &str = "\
+lnk-link-run stop: stop a background command (SIGTERM, then SIGKILL after the grace period)
+
+Usage:
+  lnk-link-run stop (ID | --all) --agent-dir DIR --files-dir DIR [--bridge SOCKET] [--json]
+
+Waits (up to 30 s) until its supervisor has ended the command's whole process tree, and prints
+how it ended. `--all` stops every command of the agent (recorded lost: the agent stopped).
+Exit 127 when there is no command with that id.
+";
+
+const SWEEP_HELP: &str = "\
+lnk-link-run sweep: after a crash or reboot, settle every record whose supervisor is gone
+
+Usage:
+  lnk-link-run sweep --agent-dir DIR --files-dir DIR [--bridge SOCKET] [--json]
+
+A record is live only while its supervisor holds the lock on it. Each of the others that says
+running is recorded lost, and its processes are killed where they are proven to be its own
+(pid and start time); ended commands not yet told are told over --bridge. Nothing whose
+supervisor is alive is touched.
+";
+
+/// The verbs a caller may give, for suggesting a near one (`supervise` is the helper's own).
+const VERBS: &[&str] = &["start", "list", "read", "stop", "sweep", "help"];
+
+/// The help of `verb`, or the overview.
+fn help_of(verb: Option<&str>) -> &'static str {
+    match verb {
+        Some("start") => START_HELP,
+        Some("list") => LIST_HELP,
+        Some("read") => READ_HELP,
+        Some("stop") => STOP_HELP,
+        Some("sweep") => SWEEP_HELP,
+        _ => USAGE,
+    }
+}
+
+/// Where a usage error of `verb` points to: the verb's own help when the verb is known.
+fn help_pointer(verb: Option<&str>) -> &'static str {
+    match verb {
+        Some("start") => "lnk-link-run start --help",
+        Some("list") => "lnk-link-run list --help",
+        Some("read") => "lnk-link-run read --help",
+        Some("stop") => "lnk-link-run stop --help",
+        Some("sweep") => "lnk-link-run sweep --help",
+        _ => "lnk-link-run --help",
+    }
+}
 
 /// The version of every `--json` output's shape: a field is only ever added within a version.
 pub const SCHEMA: u8 = 1;
@@ -79,7 +177,13 @@ fn agent(parsed: &ParsedArgs) -> Result<Agent, Failure> {
     Agent::open(&agent_dir, &files_dir).map_err(|e| Failure::new(Reason::Failed, e))
 }
 
-pub fn main(args: &[String]) -> Result<u8, UsageError> {
+/// Runs `lnk-link-run` with `args` (without the program name).
+///
+/// A usage error is one line on standard error naming what was wrong and the help to read
+/// (`lnk-link-run: unknown verb `strat`; did you mean `start`? (lnk-link-run --help)`), exit 2;
+/// with `--json` the same failure is also one JSON object on standard output, as every other
+/// failure is.
+pub fn main(args: &[String]) -> ExitCode {
     let verb = args.first().map(String::as_str);
     let rest = args.get(1..).unwrap_or_default();
     let json = wants_json(args);
@@ -89,39 +193,47 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
         Some("read") => read(rest),
         Some("stop") => stop(rest),
         Some("sweep") => sweep_verb(rest),
-        Some("supervise") => return supervise_verb(rest),
+        Some("supervise") => supervise_verb(rest).map_err(Failure::from),
+        // `lnk-link-run help stop` as well as `lnk-link-run stop --help`.
         Some("--help" | "-h" | "help") => {
-            out!("{USAGE}");
+            out!("{}", help_of(rest.first().map(String::as_str)));
             Ok(0)
         }
         Some("--version" | "-V") => {
             outln!("lnk-link-run {}", env!("CARGO_PKG_VERSION"));
             Ok(0)
         }
-        Some(other) => Err(UsageError(format!("unknown verb `{}`", other.escape_debug())).into()),
-        None => Err(UsageError("a verb is needed".into()).into()),
+        Some(other) => Err(super::unknown("verb", other, VERBS).into()),
+        None => Err(UsageError("a verb is needed: start, list, read, stop or sweep".into()).into()),
     };
-    match result {
-        Ok(code) => Ok(code),
-        Err(f) => {
-            if json {
-                outln!("{}", failure_json(&f).finish());
-            }
-            if f.reason == Reason::Usage {
-                return Err(UsageError(f.message));
-            }
-            eprintln!("lnk-link-run: {}", f.message);
-            Ok(f.exit_code())
+    let failure = match result {
+        Ok(code) => return ExitCode::from(code),
+        Err(f) => f,
+    };
+    // `supervise` is started by `start`, never by a harness: its errors are not JSON.
+    if json && verb != Some("supervise") {
+        let mut o = failure_json(&failure);
+        if failure.reason == Reason::Usage {
+            o = o.str("help", help_pointer(verb));
         }
+        outln!("{}", o.finish());
     }
+    if failure.reason == Reason::Usage {
+        eprintln!("lnk-link-run: {} ({})", failure.message, help_pointer(verb));
+    } else {
+        eprintln!("lnk-link-run: {}", failure.message);
+    }
+    ExitCode::from(failure.exit_code())
 }
 
 fn start(args: &[String]) -> Result<u8, Failure> {
-    let split = args
-        .iter()
-        .position(|a| a == "--")
-        .ok_or_else(|| UsageError("a program is needed after `--`".into()))?;
-    let (options, command) = (&args[..split], &args[split + 1..]);
+    let split = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    let (options, command) = (&args[..split], args.get(split + 1..).unwrap_or_default());
+    // Asked for before anything else is checked: `start --help` needs no program.
+    if options.iter().any(|a| a == "--help" || a == "-h") {
+        out!("{START_HELP}");
+        return Ok(0);
+    }
     let Some((program, program_args)) = command.split_first() else {
         return Err(UsageError("a program is needed after `--`".into()).into());
     };
@@ -152,10 +264,6 @@ fn start(args: &[String]) -> Result<u8, Failure> {
         "--grace-ms",
     ];
     let parsed = args::parse(&own, &values, &["--json"])?;
-    if parsed.help {
-        out!("{USAGE}");
-        return Ok(0);
-    }
     let number = |flag: &str, default: u64, max: u64| -> Result<u64, UsageError> {
         match parsed.value(flag) {
             None => Ok(default),
@@ -234,7 +342,7 @@ fn shown_state(r: &Record, live: bool) -> &'static str {
 fn list(args: &[String]) -> Result<u8, Failure> {
     let parsed = no_words(args::parse(args, &COMMON, &["--json"])?)?;
     if parsed.help {
-        out!("{USAGE}");
+        out!("{LIST_HELP}");
         return Ok(0);
     }
     let agent = agent(&parsed)?;
@@ -278,7 +386,7 @@ fn read(args: &[String]) -> Result<u8, Failure> {
     let parsed =
         args::parse(args, &["--agent-dir", "--files-dir", "--offset", "--length", "--end"], &["--json"])?;
     if parsed.help {
-        out!("{USAGE}");
+        out!("{READ_HELP}");
         return Ok(0);
     }
     let [id] = parsed.positional.as_slice() else {
@@ -325,7 +433,7 @@ fn read(args: &[String]) -> Result<u8, Failure> {
 fn stop(args: &[String]) -> Result<u8, Failure> {
     let parsed = args::parse(args, &COMMON, &["--all", "--json"])?;
     if parsed.help {
-        out!("{USAGE}");
+        out!("{STOP_HELP}");
         return Ok(0);
     }
     let all = parsed.switch("--all");
@@ -385,7 +493,7 @@ fn stop(args: &[String]) -> Result<u8, Failure> {
 fn sweep_verb(args: &[String]) -> Result<u8, Failure> {
     let parsed = no_words(args::parse(args, &COMMON, &["--json"])?)?;
     if parsed.help {
-        out!("{USAGE}");
+        out!("{SWEEP_HELP}");
         return Ok(0);
     }
     let agent = agent(&parsed)?;

@@ -100,18 +100,6 @@ pub fn main(args: &[String]) -> ExitCode {
     }
 }
 
-/// Turns a command's result into an exit code, printing a usage error with `usage` (the whole
-/// text). `lnk-link-run`'s way; `lnk` prints one line and a pointer instead ([`usage_error`]).
-pub fn finish(result: Result<u8, UsageError>, program: &str, usage: &str) -> ExitCode {
-    match result {
-        Ok(code) => ExitCode::from(code),
-        Err(UsageError(why)) => {
-            eprintln!("{program}: {why}\n\n{usage}");
-            ExitCode::from(exit::USAGE)
-        }
-    }
-}
-
 /// `lnk`'s usage error: one line on standard error naming what was wrong and the help to read
 /// (`lnk: unknown flag `--tol`; did you mean `--tool`? (lnk sandbox run --help)`), and with
 /// `json` nothing there but one JSON object on standard output instead. Exit 2 either way.
