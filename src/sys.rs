@@ -1,5 +1,4 @@
-//! The raw system calls lnk makes that neither rustix nor the landlock and seccompiler crates
-//! wrap. Every `unsafe` block of the crate that talks to the kernel directly lives here, each
+//! The raw system calls lnk makes that neither rustix nor the landlock crate wrap. Every `unsafe` block of the crate that talks to the kernel directly lives here, each
 //! with the reason it is sound, so a reviewer can audit them in one place.
 
 use std::io;
@@ -27,6 +26,35 @@ pub fn landlock_abi() -> Result<u32, io::Error> {
         )
     };
     if ret < 0 { Err(io::Error::last_os_error()) } else { Ok(ret as u32) }
+}
+
+/// `SECCOMP_SET_MODE_FILTER`.
+const SECCOMP_SET_MODE_FILTER: libc::c_uint = 1;
+
+/// Installs a seccomp filter on the calling thread, after setting `no_new_privs` (which the
+/// kernel requires of a process without `CAP_SYS_ADMIN`). The kernel copies and checks the
+/// program; a malformed one is refused (`EINVAL`), never half-installed.
+pub fn install_seccomp_filter(program: &[crate::sandbox::bpf::Instruction]) -> Result<(), rustix::io::Errno> {
+    rustix::thread::set_no_new_privs(true)?;
+    let len = u16::try_from(program.len()).map_err(|_| rustix::io::Errno::INVAL)?;
+    let fprog = libc::sock_fprog { len, filter: program.as_ptr().cast_mut().cast::<libc::sock_filter>() };
+    // SAFETY: `Instruction` is `#[repr(C)]` with the fields of `struct sock_filter` (u16, u8,
+    // u8, u32) in order, so the pointer is to `len` valid sock_filters; the kernel only reads
+    // them, during the call, while `program` is borrowed.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            SECCOMP_SET_MODE_FILTER,
+            0 as libc::c_uint,
+            &fprog as *const libc::sock_fprog,
+        )
+    };
+    if ret < 0 { Err(rustix::io::Errno::from_raw_os_error(errno())) } else { Ok(()) }
+}
+
+/// This thread's `errno`, read right after a failed libc call.
+fn errno() -> i32 {
+    io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL)
 }
 
 /// Whether the kernel supports seccomp filters with return action `action`.

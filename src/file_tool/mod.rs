@@ -221,21 +221,17 @@ fn dispatch(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
 
 /// Refuses `execve` and `execveat` from here on: a file session can never run code.
 pub fn forbid_exec() -> Result<(), String> {
-    seccompiler::apply_filter(&exec_filter()?).map_err(|e| e.to_string())
+    crate::sandbox::seccomp::install(&exec_filter()).map_err(|e| e.to_string())
 }
 
 /// The filter [`forbid_exec`] installs, built apart so a test can build it before forking.
-pub fn exec_filter() -> Result<seccompiler::BpfProgram, String> {
-    use std::collections::BTreeMap;
-    let arch = seccompiler::TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())?;
-    let filter = seccompiler::SeccompFilter::new(
-        BTreeMap::from([(libc::SYS_execve, Vec::new()), (libc::SYS_execveat, Vec::new())]),
-        seccompiler::SeccompAction::Allow,
-        seccompiler::SeccompAction::Errno(libc::EPERM as u32),
-        arch,
-    )
-    .map_err(|e| e.to_string())?;
-    filter.try_into().map_err(|e: seccompiler::BackendError| e.to_string())
+pub fn exec_filter() -> Vec<crate::sandbox::bpf::Instruction> {
+    use crate::sandbox::bpf::{Answer, Entry, Policy};
+    let mut policy = Policy::default();
+    for nr in [libc::SYS_execve, libc::SYS_execveat] {
+        policy.set(nr, Entry::Always(Answer::Errno(libc::EPERM as u16)));
+    }
+    policy.compile()
 }
 
 /// Runs a session: requests from standard input until it closes.

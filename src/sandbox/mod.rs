@@ -29,6 +29,7 @@
 //! it, no capabilities ([`capabilities`]), and the seccomp filters ([`seccomp`]), which refuse
 //! what the world would otherwise have answered when there is none.
 
+pub mod bpf;
 pub mod capabilities;
 pub mod elf;
 pub mod grants;
@@ -43,7 +44,6 @@ use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, Ruleset,
     RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
 };
-use seccompiler::BpfProgram;
 
 use crate::flags::{InternetFlags, SandboxFlags};
 use crate::kernel::{KernelSupport, landlock_abi};
@@ -160,7 +160,7 @@ pub struct Sandbox {
     pub program_path: PathBuf,
     pub enforcement: Enforcement,
     ruleset: Option<RulesetCreated>,
-    filters: Vec<BpfProgram>,
+    filter: Vec<bpf::Instruction>,
     /// In the own-world mode: the namespaces and the read-only view.
     world: Option<World>,
     /// With `[internet]`: the network namespace's only way out, the call's proxy.
@@ -340,8 +340,7 @@ impl Sandbox {
             metadata_calls: world.is_some() || req.flags.tool == Tool::File,
             ipc: world.is_some(),
         };
-        let filters = seccomp::build(policy)
-            .map_err(|e| Refusal::kernel(format!("cannot build the seccomp filter: {}", e.0)))?;
+        let filter = seccomp::build(policy);
         let landlock_abi = *kernel.landlock.as_ref().unwrap_or(&0);
         Ok(Sandbox {
             program_path,
@@ -356,7 +355,7 @@ impl Sandbox {
                 tmp_dir: if own_world { PathBuf::from("/tmp") } else { req.private_tmp.to_owned() },
             },
             ruleset: Some(ruleset),
-            filters,
+            filter,
             world,
             door,
         })
@@ -396,7 +395,7 @@ impl Sandbox {
     }
 
     /// Confines the calling process right before `execve`: no capabilities, Landlock (with
-    /// `no_new_privs`), then each seccomp filter.
+    /// `no_new_privs`), then the seccomp filter.
     pub fn confine(&mut self) -> Result<(), &'static str> {
         capabilities::drop_all()?;
         let ruleset = self.ruleset.take().ok_or("the sandbox was entered twice")?;
@@ -405,9 +404,7 @@ impl Sandbox {
             }
             _ => return Err("landlock_restrict_self failed"),
         }
-        for filter in &self.filters {
-            seccompiler::apply_filter(filter).map_err(|_| "installing the seccomp filter failed")?;
-        }
+        seccomp::install(&self.filter).map_err(|_| "installing the seccomp filter failed")?;
         Ok(())
     }
 }

@@ -42,30 +42,25 @@
 //!   allowed for `AF_UNIX` stream and seqpacket sockets only, which can never reach another
 //!   socket (a datagram pair could `sendto` a host socket by path).
 //!
-//! Two filters are installed. The first, hand-written, kills the process for any system call
-//! with the x32 bit set (`nr & 0x40000000`), which seccompiler's architecture check does not
-//! look at; the second, built by seccompiler, checks the architecture (killing on a mismatch, so
-//! `int 0x80` cannot reach the 32-bit table) and refuses the calls above with `EPERM`.
+//! One filter is installed, compiled by [`super::bpf`]: it kills the process for a call made
+//! through another architecture's table (`int 0x80`) or with the x32 bit set, answers `clone3`
+//! with `ENOSYS` (its flags are in memory, which a filter cannot read, so libc falls back to
+//! `clone`, whose flags it can), and refuses the calls above with `EPERM`.
 
-use std::collections::BTreeMap;
+use super::bpf::{Answer, Check, Entry, Instruction, Policy};
 
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition as Cond,
-    SeccompFilter, SeccompRule, TargetArch,
-};
-
-const TIOCSTI: u64 = 0x5412;
-const MFD_NOEXEC_SEAL: u64 = 0x0008;
-const MFD_EXEC: u64 = 0x0010;
-const TIOCLINUX: u64 = 0x541c;
-const CLONE_NAMESPACE_FLAGS: [u64; 7] = [
-    libc::CLONE_NEWNS as u64,
-    libc::CLONE_NEWCGROUP as u64,
-    libc::CLONE_NEWUTS as u64,
-    libc::CLONE_NEWIPC as u64,
-    libc::CLONE_NEWUSER as u64,
-    libc::CLONE_NEWPID as u64,
-    libc::CLONE_NEWNET as u64,
+const TIOCSTI: u32 = 0x5412;
+const MFD_NOEXEC_SEAL: u32 = 0x0008;
+const MFD_EXEC: u32 = 0x0010;
+const TIOCLINUX: u32 = 0x541c;
+const CLONE_NAMESPACE_FLAGS: [u32; 7] = [
+    libc::CLONE_NEWNS as u32,
+    libc::CLONE_NEWCGROUP as u32,
+    libc::CLONE_NEWUTS as u32,
+    libc::CLONE_NEWIPC as u32,
+    libc::CLONE_NEWUSER as u32,
+    libc::CLONE_NEWPID as u32,
+    libc::CLONE_NEWNET as u32,
 ];
 
 /// System calls newer than the `libc` crate's tables. Numbers from 424 on are the same on every
@@ -75,9 +70,9 @@ const SYS_SETXATTRAT: libc::c_long = 463;
 const SYS_REMOVEXATTRAT: libc::c_long = 466;
 const SYS_OPEN_TREE_ATTR: libc::c_long = 467;
 
-const MSG_FASTOPEN: u64 = 0x2000_0000;
-const PRIO_PROCESS: u64 = 0;
-const IOPRIO_WHO_PROCESS: u64 = 1;
+const MSG_FASTOPEN: u32 = 0x2000_0000;
+const PRIO_PROCESS: u32 = 0;
+const IOPRIO_WHO_PROCESS: u32 = 1;
 
 /// The system calls refused outright, with `EPERM`.
 const DENIED: &[libc::c_long] = &[
@@ -195,39 +190,17 @@ pub struct SeccompPolicy {
     pub ipc: bool,
 }
 
-/// Why the filters could not be built: a bug or an unsupported architecture, never the input.
-#[derive(Debug)]
-pub struct SeccompBuildError(pub String);
-
-/// Builds the filters to install, in order.
-pub fn build(policy: SeccompPolicy) -> Result<Vec<BpfProgram>, SeccompBuildError> {
-    let arch = target_arch()?;
-    let mut programs = Vec::new();
-    if cfg!(target_arch = "x86_64") {
-        programs.push(x32_guard());
-    }
-    programs.push(clone3_filter(arch)?);
-    programs.push(main_filter(policy, arch)?);
-    Ok(programs)
+/// The filter's program for `policy`, to install just before `execve`.
+pub fn build(policy: SeccompPolicy) -> Vec<Instruction> {
+    rules(policy).compile()
 }
 
-fn target_arch() -> Result<TargetArch, SeccompBuildError> {
-    TargetArch::try_from(std::env::consts::ARCH).map_err(|_| {
-        SeccompBuildError(format!("seccomp filters are not built for {}", std::env::consts::ARCH))
-    })
-}
-
-fn cond(arg: u8, len: Len, op: Op, value: u64) -> Result<Cond, SeccompBuildError> {
-    Cond::new(arg, len, op, value).map_err(|e| SeccompBuildError(e.to_string()))
-}
-
-fn rule(conditions: Vec<Cond>) -> Result<SeccompRule, SeccompBuildError> {
-    SeccompRule::new(conditions).map_err(|e| SeccompBuildError(e.to_string()))
-}
-
-fn main_filter(policy: SeccompPolicy, arch: TargetArch) -> Result<BpfProgram, SeccompBuildError> {
-    let eperm = SeccompAction::Errno(libc::EPERM as u32);
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+/// The calls the filter answers other than by running them.
+fn rules(policy: SeccompPolicy) -> Policy {
+    let eperm = Answer::Errno(libc::EPERM as u16);
+    let refuse = Entry::Always(eperm);
+    let when = |rules: Vec<Vec<Check>>| Entry::When { rules, answer: eperm };
+    let mut p = Policy::default();
     let mut refused: Vec<libc::c_long> = DENIED.to_vec();
     if !policy.ipc {
         refused.extend_from_slice(IPC);
@@ -236,138 +209,76 @@ fn main_filter(policy: SeccompPolicy, arch: TargetArch) -> Result<BpfProgram, Se
         refused.extend_from_slice(METADATA);
     }
     for nr in refused {
-        rules.insert(nr, Vec::new());
+        p.set(nr, refuse.clone());
     }
 
     // Another process's limits, scheduling and memory: the pid (an int) must be 0.
     for nr in SELF_ONLY {
-        rules.insert(*nr, vec![rule(vec![cond(0, Len::Dword, Op::Ne, 0)?])?]);
+        p.set(*nr, when(vec![vec![Check::ne(0, 0)]]));
     }
     // setpriority(which, who, prio) and ioprio_set(which, who, ioprio): only the caller itself.
     // PRIO_PGRP and PRIO_USER with 0 would reach the keeper's group and every process of the uid.
-    rules.insert(
-        libc::SYS_setpriority,
-        vec![
-            rule(vec![cond(0, Len::Dword, Op::Ne, PRIO_PROCESS)?])?,
-            rule(vec![cond(1, Len::Dword, Op::Ne, 0)?])?,
-        ],
-    );
-    rules.insert(
-        libc::SYS_ioprio_set,
-        vec![
-            rule(vec![cond(0, Len::Dword, Op::Ne, IOPRIO_WHO_PROCESS)?])?,
-            rule(vec![cond(1, Len::Dword, Op::Ne, 0)?])?,
-        ],
-    );
+    p.set(libc::SYS_setpriority, when(vec![vec![Check::ne(0, PRIO_PROCESS)], vec![Check::ne(1, 0)]]));
+    p.set(libc::SYS_ioprio_set, when(vec![vec![Check::ne(0, IOPRIO_WHO_PROCESS)], vec![Check::ne(1, 0)]]));
     // sendto(fd, buf, len, flags, …), sendmsg(fd, msg, flags), sendmmsg(fd, vec, n, flags) with
     // MSG_FASTOPEN: a TCP connect that never passes through `connect`, where Landlock checks.
     for (nr, flags_arg) in [(libc::SYS_sendto, 3), (libc::SYS_sendmsg, 2), (libc::SYS_sendmmsg, 3)] {
-        rules.insert(
-            nr,
-            vec![rule(vec![cond(flags_arg, Len::Dword, Op::MaskedEq(MSG_FASTOPEN), MSG_FASTOPEN)?])?],
-        );
+        p.set(nr, when(vec![vec![Check::masked_eq(flags_arg, MSG_FASTOPEN, MSG_FASTOPEN)]]));
     }
 
     // ioctl(fd, TIOCSTI | TIOCLINUX, …), on the low 32 bits of the command.
-    rules.insert(
-        libc::SYS_ioctl,
-        vec![
-            rule(vec![cond(1, Len::Dword, Op::Eq, TIOCSTI)?])?,
-            rule(vec![cond(1, Len::Dword, Op::Eq, TIOCLINUX)?])?,
-        ],
-    );
+    p.set(libc::SYS_ioctl, when(vec![vec![Check::eq(1, TIOCSTI)], vec![Check::eq(1, TIOCLINUX)]]));
 
     // memfd_create without MFD_NOEXEC_SEAL, or with MFD_EXEC. A memfd's inode lies on an
     // internal mount that Landlock does not govern, so an executable memfd would run any code the
     // program wrote into it; sealed non-executable, the kernel refuses to execute it.
-    rules.insert(
+    p.set(
         libc::SYS_memfd_create,
-        vec![
-            rule(vec![cond(1, Len::Dword, Op::MaskedEq(MFD_NOEXEC_SEAL), 0)?])?,
-            rule(vec![cond(1, Len::Dword, Op::MaskedEq(MFD_EXEC), MFD_EXEC)?])?,
-        ],
+        when(vec![
+            vec![Check::masked_eq(1, MFD_NOEXEC_SEAL, 0)],
+            vec![Check::masked_eq(1, MFD_EXEC, MFD_EXEC)],
+        ]),
     );
 
     // clone(flags, …) with any namespace flag. clone takes the low 32 bits of its flags.
-    let mut clone_rules = Vec::new();
-    for flag in CLONE_NAMESPACE_FLAGS {
-        clone_rules.push(rule(vec![cond(0, Len::Dword, Op::MaskedEq(flag), flag)?])?);
-    }
-    rules.insert(libc::SYS_clone, clone_rules);
+    p.set(
+        libc::SYS_clone,
+        when(CLONE_NAMESPACE_FLAGS.iter().map(|f| vec![Check::masked_eq(0, *f, *f)]).collect()),
+    );
+    // clone3 passes its flags in memory, which a filter cannot read: `ENOSYS`, so libc falls
+    // back to clone, whose flags are checked above.
+    p.set(libc::SYS_clone3, Entry::Always(Answer::Errno(libc::ENOSYS as u16)));
 
     // socketpair: AF_UNIX with a stream or seqpacket type only. The type's low 4 bits are the
     // kind; the rest are SOCK_NONBLOCK and SOCK_CLOEXEC.
-    let mut pair_rules = vec![rule(vec![cond(0, Len::Dword, Op::Ne, libc::AF_UNIX as u64)?])?];
-    for kind in 0..16u64 {
-        if kind != libc::SOCK_STREAM as u64 && kind != libc::SOCK_SEQPACKET as u64 {
-            pair_rules.push(rule(vec![cond(1, Len::Dword, Op::MaskedEq(0xf), kind)?])?);
-        }
-    }
-    rules.insert(libc::SYS_socketpair, pair_rules);
+    let other_kind = |allowed: [i32; 2]| allowed.map(|k| Check::masked_ne(1, 0xf, k as u32)).to_vec();
+    let pair_rules =
+        vec![vec![Check::ne(0, libc::AF_UNIX as u32)], other_kind([libc::SOCK_STREAM, libc::SOCK_SEQPACKET])];
+    p.set(libc::SYS_socketpair, when(pair_rules));
 
     if policy.inet_sockets {
         // Only TCP and UDP over IPv4 or IPv6 (protocol 0, IPPROTO_TCP or IPPROTO_UDP: not raw,
         // ICMP, MPTCP or SCTP), in the call's own network namespace, whose only interface is
         // loopback (and whose only way out is the proxy's door); every other family is refused.
-        let mut socket_rules = Vec::new();
-        socket_rules.push(rule(vec![
-            cond(0, Len::Dword, Op::Ne, libc::AF_INET as u64)?,
-            cond(0, Len::Dword, Op::Ne, libc::AF_INET6 as u64)?,
-        ])?);
-        for kind in 0..16u64 {
-            if kind != libc::SOCK_STREAM as u64 && kind != libc::SOCK_DGRAM as u64 {
-                socket_rules.push(rule(vec![cond(1, Len::Dword, Op::MaskedEq(0xf), kind)?])?);
-            }
-        }
-        socket_rules.push(rule(vec![
-            cond(2, Len::Dword, Op::Ne, 0)?,
-            cond(2, Len::Dword, Op::Ne, libc::IPPROTO_TCP as u64)?,
-            cond(2, Len::Dword, Op::Ne, libc::IPPROTO_UDP as u64)?,
-        ])?);
-        rules.insert(libc::SYS_socket, socket_rules);
+        let mut socket_rules =
+            vec![vec![Check::ne(0, libc::AF_INET as u32), Check::ne(0, libc::AF_INET6 as u32)]];
+        socket_rules.push(other_kind([libc::SOCK_STREAM, libc::SOCK_DGRAM]));
+        socket_rules.push(vec![
+            Check::ne(2, 0),
+            Check::ne(2, libc::IPPROTO_TCP as u32),
+            Check::ne(2, libc::IPPROTO_UDP as u32),
+        ]);
+        p.set(libc::SYS_socket, when(socket_rules));
     } else {
-        rules.insert(libc::SYS_socket, Vec::new());
+        p.set(libc::SYS_socket, refuse.clone());
     }
-
-    compile(SeccompFilter::new(rules, SeccompAction::Allow, eperm, arch))
+    p
 }
 
-/// clone3 passes its flags in memory, which a filter cannot read: it answers `ENOSYS`, so libc
-/// falls back to clone, whose flags the main filter checks. A filter of its own because its
-/// answer differs; seccomp applies the most restrictive answer of all installed filters.
-fn clone3_filter(arch: TargetArch) -> Result<BpfProgram, SeccompBuildError> {
-    compile(SeccompFilter::new(
-        BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS as u32),
-        arch,
-    ))
-}
-
-fn compile(
-    filter: Result<SeccompFilter, seccompiler::BackendError>,
-) -> Result<BpfProgram, SeccompBuildError> {
-    let filter = filter.map_err(|e| SeccompBuildError(e.to_string()))?;
-    filter.try_into().map_err(|e: seccompiler::BackendError| SeccompBuildError(e.to_string()))
-}
-
-/// A filter that kills the process on any system call number with the x32 bit set.
-fn x32_guard() -> BpfProgram {
-    use seccompiler::sock_filter;
-    // BPF_LD | BPF_W | BPF_ABS (0x00 | 0x00 | 0x20), BPF_JMP | BPF_JSET | BPF_K (0x05 | 0x40 | 0).
-    const BPF_LD_W_ABS: u16 = 0x20;
-    const BPF_JMP_JSET_K: u16 = 0x45;
-    const BPF_RET_K: u16 = 0x06;
-    const X32_SYSCALL_BIT: u32 = 0x4000_0000;
-    const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
-    vec![
-        // A = seccomp_data.nr
-        sock_filter { code: BPF_LD_W_ABS, jt: 0, jf: 0, k: 0 },
-        // if (A & X32_SYSCALL_BIT) goto kill; else goto allow
-        sock_filter { code: BPF_JMP_JSET_K, jt: 0, jf: 1, k: X32_SYSCALL_BIT },
-        sock_filter { code: BPF_RET_K, jt: 0, jf: 0, k: crate::sys::SECCOMP_RET_KILL_PROCESS },
-        sock_filter { code: BPF_RET_K, jt: 0, jf: 0, k: SECCOMP_RET_ALLOW },
-    ]
+/// Installs `program` as the calling thread's seccomp filter. `no_new_privs` must be set
+/// (Landlock's `restrict_self` sets it; this sets it again, which is harmless).
+pub fn install(program: &[Instruction]) -> Result<(), rustix::io::Errno> {
+    crate::sys::install_seccomp_filter(program)
 }
 
 #[cfg(test)]
@@ -376,16 +287,14 @@ mod tests {
 
     /// Runs `probe` in a forked child under the filters and returns its exit code. The filters
     /// are built before the fork; the child only installs them and makes system calls.
-    fn in_child_under(filters: &[BpfProgram], probe: fn() -> i32) -> i32 {
+    fn in_child_under(filter: &[Instruction], probe: fn() -> i32) -> i32 {
         // SAFETY: the child makes only system calls (prctl, seccomp, socket, _exit) and never
         // returns into the test harness.
         unsafe {
             let pid = libc::fork();
             if pid == 0 {
-                for f in filters {
-                    if seccompiler::apply_filter(f).is_err() {
-                        libc::_exit(100);
-                    }
+                if !filter.is_empty() && install(filter).is_err() {
+                    libc::_exit(100);
                 }
                 libc::_exit(probe());
             }
@@ -463,15 +372,57 @@ mod tests {
 
     #[test]
     fn with_a_network_namespace_only_tcp_and_udp_sockets_are_allowed() {
-        let filters = build(SeccompPolicy { inet_sockets: true, metadata_calls: false, ipc: false }).unwrap();
-        assert_eq!(in_child_under(&filters, socket_probe), 0b111_1111);
+        let filter = build(SeccompPolicy { inet_sockets: true, metadata_calls: false, ipc: false });
+        assert_eq!(in_child_under(&filter, socket_probe), 0b111_1111);
     }
 
     #[test]
     fn without_internet_no_socket_is_allowed() {
-        let filters =
-            build(SeccompPolicy { inet_sockets: false, metadata_calls: false, ipc: false }).unwrap();
+        let filter = build(SeccompPolicy { inet_sockets: false, metadata_calls: false, ipc: false });
         // TCP refused too: bits 0 and 1 clear, the rest set.
-        assert_eq!(in_child_under(&filters, socket_probe), 0b11_1100);
+        assert_eq!(in_child_under(&filter, socket_probe), 0b11_1100);
+    }
+
+    #[test]
+    fn every_policy_compiles_to_what_it_says() {
+        for bits in 0..8u8 {
+            let policy = SeccompPolicy {
+                inet_sockets: bits & 1 != 0,
+                metadata_calls: bits & 2 != 0,
+                ipc: bits & 4 != 0,
+            };
+            crate::sandbox::bpf::tests::assert_compiles_faithfully(&rules(policy));
+        }
+    }
+
+    #[test]
+    fn the_policy_says_what_the_module_says() {
+        let p = rules(SeccompPolicy { inet_sockets: false, metadata_calls: false, ipc: false });
+        let arch = crate::sandbox::bpf::AUDIT_ARCH;
+        let call = |nr: libc::c_long, args: [u64; 6]| p.decide(arch, nr as u32, &args);
+        let eperm = Answer::Errno(libc::EPERM as u16);
+        assert_eq!(call(libc::SYS_ptrace, [0; 6]), eperm);
+        assert_eq!(call(libc::SYS_clone3, [0; 6]), Answer::Errno(libc::ENOSYS as u16));
+        assert_eq!(call(libc::SYS_read, [0; 6]), Answer::Allow);
+        assert_eq!(call(libc::SYS_chmod, [0; 6]), eperm);
+        assert_eq!(call(libc::SYS_shmget, [0; 6]), eperm);
+        // The high bits of ioctl's command are ignored by the kernel, and so by the filter.
+        assert_eq!(call(libc::SYS_ioctl, [0, 0x1_0000_0000 | u64::from(TIOCSTI), 0, 0, 0, 0]), eperm);
+        assert_eq!(
+            call(libc::SYS_clone, [libc::CLONE_NEWUSER as u64 | libc::SIGCHLD as u64, 0, 0, 0, 0, 0]),
+            eperm
+        );
+        assert_eq!(call(libc::SYS_clone, [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]), Answer::Allow);
+        assert_eq!(call(libc::SYS_prlimit64, [0; 6]), Answer::Allow);
+        assert_eq!(call(libc::SYS_prlimit64, [1, 0, 0, 0, 0, 0]), eperm);
+        assert_eq!(call(libc::SYS_memfd_create, [0, u64::from(MFD_NOEXEC_SEAL), 0, 0, 0, 0]), Answer::Allow);
+        assert_eq!(call(libc::SYS_memfd_create, [0; 6]), eperm);
+        let open = rules(SeccompPolicy { inet_sockets: true, metadata_calls: true, ipc: true });
+        assert_eq!(open.decide(arch, libc::SYS_chmod as u32, &[0; 6]), Answer::Allow);
+        assert_eq!(open.decide(arch, libc::SYS_shmget as u32, &[0; 6]), Answer::Allow);
+        assert_eq!(
+            open.decide(arch, libc::SYS_socket as u32, &[libc::AF_INET as u64, 1, 0, 0, 0, 0]),
+            Answer::Allow
+        );
     }
 }

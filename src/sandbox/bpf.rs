@@ -1,0 +1,384 @@
+//! A seccomp policy compiled to one classic BPF program, searched in logarithmic time.
+//!
+//! Why not a general filter library: seccompiler (used before) emits one linear chain per
+//! filter, so every system call the program makes, allowed ones included, walked past a check
+//! for each of the ~150 listed calls (about 670 instructions), and each answer (`EPERM`,
+//! `ENOSYS`, the x32 kill) needed a filter of its own, each verified and JIT-compiled by the
+//! kernel at every launch. This compiler knows only what lnk's policy needs and emits:
+//!
+//! ```text
+//!   A = arch;  if A != this architecture: kill the process   (no other syscall table)
+//!   A = nr;    if A & x32 bit (x86_64): kill the process      (no x32 table)
+//!   binary search over the numbers' ranges, ~8 comparisons, to one leaf:
+//!     ret ALLOW | ret ERRNO(e) | checks on the low 32 bits of arguments, then ret
+//! ```
+//!
+//! Numbers that no entry names are allowed, so adjacent numbers with the same answer are one
+//! range. A conditional entry answers its `answer` when any of its rules holds, each rule being
+//! a conjunction of `(args[i] & mask) == value` or `!=` tests, and allows the call otherwise.
+//!
+//! Only the low 32 bits of an argument are compared: every argument lnk's policy tests is an
+//! `int` or is truncated to 32 bits by the kernel (`clone`'s flags, `ioctl`'s command), and a
+//! 64-bit compare on those would be bypassed by setting high bits (CVE-2019-10063).
+//!
+//! The program is checked by the test below against [`Policy::decide`], the same policy
+//! evaluated directly, for every system call number in range and arguments around each tested
+//! value, by a small BPF interpreter.
+
+use std::collections::BTreeMap;
+
+/// What the filter answers for a system call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Allow,
+    /// Fail the call with this errno, without running it.
+    Errno(u16),
+    KillProcess,
+}
+
+impl Answer {
+    fn ret_value(self) -> u32 {
+        match self {
+            Answer::Allow => SECCOMP_RET_ALLOW,
+            Answer::Errno(e) => SECCOMP_RET_ERRNO | u32::from(e),
+            Answer::KillProcess => crate::sys::SECCOMP_RET_KILL_PROCESS,
+        }
+    }
+}
+
+/// One test on an argument's low 32 bits: `(arg & mask) == value` (or `!=` with `equal` false).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Check {
+    pub arg: u8,
+    pub mask: u32,
+    pub equal: bool,
+    pub value: u32,
+}
+
+impl Check {
+    /// `(args[arg] & mask) == value`.
+    pub fn masked_eq(arg: u8, mask: u32, value: u32) -> Check {
+        Check { arg, mask, equal: true, value }
+    }
+    /// `(args[arg] & mask) != value`.
+    pub fn masked_ne(arg: u8, mask: u32, value: u32) -> Check {
+        Check { arg, mask, equal: false, value }
+    }
+    pub fn eq(arg: u8, value: u32) -> Check {
+        Check { arg, mask: u32::MAX, equal: true, value }
+    }
+    pub fn ne(arg: u8, value: u32) -> Check {
+        Check { arg, mask: u32::MAX, equal: false, value }
+    }
+
+    fn holds(&self, args: &[u64; 6]) -> bool {
+        let low = args[usize::from(self.arg)] as u32;
+        ((low & self.mask) == self.value) == self.equal
+    }
+}
+
+/// The answer for one system call number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    Always(Answer),
+    /// `answer` when any rule holds (a rule holds when all its checks do), else allowed.
+    When {
+        rules: Vec<Vec<Check>>,
+        answer: Answer,
+    },
+}
+
+/// A whole filter: the architecture it is for and an entry per listed system call.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    entries: BTreeMap<u32, Entry>,
+}
+
+impl Policy {
+    /// Sets `nr`'s entry, replacing any earlier one.
+    pub fn set(&mut self, nr: libc::c_long, entry: Entry) {
+        let nr = u32::try_from(nr).expect("system call numbers are small and positive");
+        self.entries.insert(nr, entry);
+    }
+
+    /// The answer for a call, from the policy itself: what the compiled program must agree with.
+    pub fn decide(&self, arch: u32, nr: u32, args: &[u64; 6]) -> Answer {
+        if arch != AUDIT_ARCH || (cfg!(target_arch = "x86_64") && nr & X32_SYSCALL_BIT != 0) {
+            return Answer::KillProcess;
+        }
+        match self.entries.get(&nr) {
+            None => Answer::Allow,
+            Some(Entry::Always(answer)) => *answer,
+            Some(Entry::When { rules, answer }) => {
+                if rules.iter().any(|rule| rule.iter().all(|c| c.holds(args))) {
+                    *answer
+                } else {
+                    Answer::Allow
+                }
+            }
+        }
+    }
+
+    /// The program, ready for `seccomp(SECCOMP_SET_MODE_FILTER)`.
+    pub fn compile(&self) -> Vec<Instruction> {
+        let mut code = vec![
+            Instruction::load(SECCOMP_DATA_ARCH),
+            Instruction::jump(BPF_JEQ, AUDIT_ARCH, 1, 0),
+            Instruction::ret(crate::sys::SECCOMP_RET_KILL_PROCESS),
+            Instruction::load(SECCOMP_DATA_NR),
+        ];
+        if cfg!(target_arch = "x86_64") {
+            code.push(Instruction::jump(BPF_JSET, X32_SYSCALL_BIT, 0, 1));
+            code.push(Instruction::ret(crate::sys::SECCOMP_RET_KILL_PROCESS));
+        }
+        search(&self.ranges(), &mut code);
+        code
+    }
+
+    /// The number line cut into ranges `[start, next start)` with one entry each (`None`:
+    /// allowed). Adjacent numbers with the same unconditional answer share a range.
+    fn ranges(&self) -> Vec<(u32, Option<&Entry>)> {
+        fn push<'a>(ranges: &mut Vec<(u32, Option<&'a Entry>)>, start: u32, entry: Option<&'a Entry>) {
+            let merges = match (ranges.last(), entry) {
+                (Some((_, Some(Entry::Always(a)))), Some(Entry::Always(b))) => a == b,
+                _ => false,
+            };
+            if !merges {
+                ranges.push((start, entry));
+            }
+        }
+        let mut ranges = Vec::new();
+        // The number right after the last entry: where a gap of allowed numbers would start.
+        let mut after_last: u64 = 0;
+        for (nr, entry) in &self.entries {
+            if u64::from(*nr) > after_last {
+                push(&mut ranges, after_last as u32, None);
+            }
+            push(&mut ranges, *nr, Some(entry));
+            after_last = u64::from(*nr) + 1;
+        }
+        if after_last <= u64::from(u32::MAX) {
+            push(&mut ranges, after_last as u32, None);
+        }
+        ranges
+    }
+}
+
+/// Emits a binary search over `ranges` (sorted, the first starting at 0) with `A` holding the
+/// system call number. Each split is `if A >= start(right half) goto right`, a conditional jump
+/// over a long jump, so no offset depends on the size of the code it skips (a conditional
+/// jump reaches only 255 instructions).
+fn search(ranges: &[(u32, Option<&Entry>)], code: &mut Vec<Instruction>) {
+    if let [(_, entry)] = ranges {
+        leaf(*entry, code);
+        return;
+    }
+    let (left, right) = ranges.split_at(ranges.len() / 2);
+    code.push(Instruction::jump(BPF_JGE, right[0].0, 0, 1));
+    let long_jump = code.len();
+    code.push(Instruction { code: BPF_JMP | BPF_JA, jt: 0, jf: 0, k: 0 });
+    search(left, code);
+    code[long_jump].k = u32::try_from(code.len() - long_jump - 1).expect("a filter is small");
+    search(right, code);
+}
+
+/// The code for one range's answer. Checks load arguments into `A`, which is fine: nothing
+/// after a leaf looks at the number again.
+fn leaf(entry: Option<&Entry>, code: &mut Vec<Instruction>) {
+    let (rules, answer) = match entry {
+        None => return code.push(Instruction::ret(SECCOMP_RET_ALLOW)),
+        Some(Entry::Always(answer)) => return code.push(Instruction::ret(answer.ret_value())),
+        Some(Entry::When { rules, answer }) => (rules, answer),
+    };
+    for rule in rules {
+        // Each check is a load, an optional AND and a compare: a failed compare skips the rest
+        // of the rule and its return, to the next rule.
+        let size = |c: &Check| if c.mask == u32::MAX { 2 } else { 3 };
+        let mut left: usize = rule.iter().map(size).sum::<usize>() + 1;
+        for check in rule {
+            code.push(Instruction::load(arg_low_word(check.arg)));
+            if check.mask != u32::MAX {
+                code.push(Instruction { code: BPF_ALU | BPF_AND | BPF_K, jt: 0, jf: 0, k: check.mask });
+            }
+            left -= size(check);
+            let skip = u8::try_from(left).expect("a rule is a few checks");
+            code.push(match check.equal {
+                true => Instruction::jump(BPF_JEQ, check.value, 0, skip),
+                false => Instruction::jump(BPF_JEQ, check.value, skip, 0),
+            });
+        }
+        code.push(Instruction::ret(answer.ret_value()));
+    }
+    code.push(Instruction::ret(SECCOMP_RET_ALLOW));
+}
+
+/// The offset of argument `i`'s low 32 bits in `struct seccomp_data`.
+fn arg_low_word(i: u8) -> u32 {
+    let start = 16 + 8 * u32::from(i);
+    if cfg!(target_endian = "little") { start } else { start + 4 }
+}
+
+/// One classic BPF instruction, laid out as the kernel's `struct sock_filter`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Instruction {
+    pub code: u16,
+    pub jt: u8,
+    pub jf: u8,
+    pub k: u32,
+}
+
+impl Instruction {
+    fn load(offset: u32) -> Instruction {
+        Instruction { code: BPF_LD | BPF_W | BPF_ABS, jt: 0, jf: 0, k: offset }
+    }
+    fn jump(op: u16, k: u32, jt: u8, jf: u8) -> Instruction {
+        Instruction { code: BPF_JMP | op | BPF_K, jt, jf, k }
+    }
+    fn ret(k: u32) -> Instruction {
+        Instruction { code: BPF_RET | BPF_K, jt: 0, jf: 0, k }
+    }
+}
+
+const BPF_LD: u16 = 0x00;
+const BPF_ALU: u16 = 0x04;
+const BPF_JMP: u16 = 0x05;
+const BPF_RET: u16 = 0x06;
+const BPF_W: u16 = 0x00;
+const BPF_ABS: u16 = 0x20;
+const BPF_AND: u16 = 0x50;
+const BPF_JA: u16 = 0x00;
+const BPF_JEQ: u16 = 0x10;
+const BPF_JGE: u16 = 0x30;
+const BPF_JSET: u16 = 0x40;
+const BPF_K: u16 = 0x00;
+
+const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
+const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
+const SECCOMP_DATA_NR: u32 = 0;
+const SECCOMP_DATA_ARCH: u32 = 4;
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+/// `AUDIT_ARCH_*` of the architecture lnk was built for: a call made through another table
+/// (`int 0x80` on x86_64) is killed.
+#[cfg(target_arch = "x86_64")]
+pub const AUDIT_ARCH: u32 = 0xc000_003e;
+#[cfg(target_arch = "aarch64")]
+pub const AUDIT_ARCH: u32 = 0xc000_00b7;
+#[cfg(target_arch = "riscv64")]
+pub const AUDIT_ARCH: u32 = 0xc000_00f3;
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Runs `code` on one `struct seccomp_data` as the kernel would: what this module emits
+    /// (loads, AND, forward jumps, returns), and a panic on anything else or a jump out of range.
+    pub(crate) fn run(code: &[Instruction], arch: u32, nr: u32, args: &[u64; 6]) -> u32 {
+        let mut data = [0u8; 64];
+        data[0..4].copy_from_slice(&nr.to_ne_bytes());
+        data[4..8].copy_from_slice(&arch.to_ne_bytes());
+        for (i, a) in args.iter().enumerate() {
+            data[16 + 8 * i..24 + 8 * i].copy_from_slice(&a.to_ne_bytes());
+        }
+        let (mut a, mut pc) = (0u32, 0usize);
+        loop {
+            let i = code[pc];
+            pc += 1;
+            match i.code {
+                c if c == BPF_LD | BPF_W | BPF_ABS => {
+                    let k = i.k as usize;
+                    a = u32::from_ne_bytes(data[k..k + 4].try_into().unwrap());
+                }
+                c if c == BPF_ALU | BPF_AND | BPF_K => a &= i.k,
+                c if c == BPF_JMP | BPF_JA => pc += i.k as usize,
+                c if c & 0x07 == BPF_JMP => {
+                    let taken = match c & 0xf0 {
+                        BPF_JEQ => a == i.k,
+                        BPF_JGE => a >= i.k,
+                        BPF_JSET => a & i.k != 0,
+                        other => panic!("unexpected jump {other:#x}"),
+                    };
+                    pc += usize::from(if taken { i.jt } else { i.jf });
+                }
+                c if c == BPF_RET | BPF_K => return i.k,
+                other => panic!("unexpected instruction {other:#x}"),
+            }
+        }
+    }
+
+    /// Compiles `policy` and checks the program against [`Policy::decide`] for every number up to
+    /// 1100 (and some far ones), with arguments at and around each value a check tests.
+    pub(crate) fn assert_compiles_faithfully(policy: &Policy) {
+        let code = policy.compile();
+        assert!(code.len() < 4096, "BPF_MAXINSNS");
+        let mut values: Vec<u64> = vec![0, 1, u64::MAX, 0xffff_ffff_0000_0000, 0x1_0000_0000];
+        for entry in policy.entries.values() {
+            if let Entry::When { rules, .. } = entry {
+                for c in rules.iter().flatten() {
+                    let v = u64::from(c.value);
+                    values.extend([
+                        v,
+                        v | u64::from(!c.mask),
+                        v ^ 1,
+                        v.wrapping_sub(1),
+                        v | 0xdead_0000_0000_0000,
+                    ]);
+                }
+            }
+        }
+        values.sort_unstable();
+        values.dedup();
+        let numbers = (0..1100u32).chain([X32_SYSCALL_BIT, X32_SYSCALL_BIT | 1, u32::MAX]);
+        for nr in numbers {
+            for arch in [AUDIT_ARCH, 0x4000_0003] {
+                for (n, v) in values.iter().enumerate() {
+                    // Each value in every argument slot, the others cycling through the values.
+                    for slot in 0..6 {
+                        let mut args = [0u64; 6];
+                        for (j, arg) in args.iter_mut().enumerate() {
+                            *arg = values[(n + j * 7) % values.len()];
+                        }
+                        args[slot] = *v;
+                        let want = policy.decide(arch, nr, &args).ret_value();
+                        assert_eq!(
+                            run(&code, arch, nr, &args),
+                            want,
+                            "nr {nr} arch {arch:#x} args {args:x?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_small_policy_compiles_to_what_it_says() {
+        let mut p = Policy::default();
+        for nr in [3, 4, 5, 9, 200] {
+            p.set(nr, Entry::Always(Answer::Errno(1)));
+        }
+        p.set(6, Entry::Always(Answer::Errno(38)));
+        p.set(
+            7,
+            Entry::When {
+                rules: vec![vec![Check::ne(0, 2), Check::ne(0, 10)], vec![Check::masked_eq(1, 0xf, 3)]],
+                answer: Answer::Errno(1),
+            },
+        );
+        p.set(8, Entry::When { rules: vec![], answer: Answer::Errno(1) });
+        assert_compiles_faithfully(&p);
+        assert_compiles_faithfully(&Policy::default());
+    }
+
+    #[test]
+    fn ranges_merge_neighbours_with_the_same_answer_only() {
+        let mut p = Policy::default();
+        for nr in [3, 4, 5] {
+            p.set(nr, Entry::Always(Answer::Errno(1)));
+        }
+        p.set(6, Entry::Always(Answer::Errno(38)));
+        let starts: Vec<u32> = p.ranges().iter().map(|r| r.0).collect();
+        assert_eq!(starts, [0, 3, 6, 7]);
+    }
+}
