@@ -156,7 +156,8 @@ fn run_command(
         return Err(Refusal { exit_code: code, message: why });
     }
     record.state = State::Running;
-    records.write(lock, record).map_err(failed)?;
+    // Not synced: `start` is waiting (see `write_unsynced` for why nothing is lost).
+    records.write_unsynced(lock, record).map_err(failed)?;
     fault("supervise-running");
     say("ok");
 

@@ -311,7 +311,21 @@ impl Records {
     /// folder synced, so the new record is durable when this returns. Requires its lock, so
     /// two writers never interleave. A record the reader would refuse as too large is not
     /// written (the bounds in [`format`] keep every record lnk makes under the limit).
-    pub fn write(&self, _lock: &RecordLock, record: &Record) -> Result<(), String> {
+    pub fn write(&self, lock: &RecordLock, record: &Record) -> Result<(), String> {
+        self.replace(lock, record, true)
+    }
+
+    /// Writes a record atomically, as [`Records::write`], but without waiting for the disk: the
+    /// new record is what every reader sees at once, and after a machine crash it may be the
+    /// previous one. For the supervisor's `running` record only, which `start` waits for: a
+    /// crash of the machine kills the command too, and the sweep records it lost from either
+    /// record (`starting`, written durably by `start`, or `running`). A crash of the supervisor
+    /// alone loses nothing: the page cache outlives processes.
+    pub fn write_unsynced(&self, lock: &RecordLock, record: &Record) -> Result<(), String> {
+        self.replace(lock, record, false)
+    }
+
+    fn replace(&self, _lock: &RecordLock, record: &Record, durable: bool) -> Result<(), String> {
         let text = record.to_toml();
         if text.len() > format::MAX_RECORD_BYTES {
             return Err(format!(
@@ -333,10 +347,14 @@ impl Records {
         let mut file = std::fs::File::from(fd);
         file.write_all(text.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", self.path.join(&tmp).display()))?;
-        file.sync_all().map_err(|e| format!("cannot sync {}: {e}", self.path.join(&tmp).display()))?;
+        if durable {
+            file.sync_all().map_err(|e| format!("cannot sync {}: {e}", self.path.join(&tmp).display()))?;
+        }
         rustix::fs::renameat(&self.dir, tmp.as_str(), &self.dir, format!("{}.toml", record.id).as_str())
             .map_err(|e| io("cannot rename", &self.path.join(&tmp), e))?;
-        rustix::fs::fsync(&self.dir).map_err(|e| io("cannot sync", &self.path, e))?;
+        if durable {
+            rustix::fs::fsync(&self.dir).map_err(|e| io("cannot sync", &self.path, e))?;
+        }
         Ok(())
     }
 
