@@ -164,6 +164,8 @@ case "$out" in *"unable to access"*) echo https_helper=ran;; *) echo "https_help
 "#,
         );
         assert_eq!(r.json["enforced"]["home_is_temporary"], true, "{mode:?}: {}", r.raw);
+        // The home is the call's own tmp folder, gone with the call.
+        assert_eq!(r.json["enforced"]["home"], r.json["enforced"]["tmp"], "{mode:?}: {}", r.raw);
         assert_eq!(said(&r, "global_config"), "agent", "{mode:?}: {}", r.err());
         assert_eq!(said(&r, "https_helper"), "ran", "{mode:?}: {}", r.err());
         // The person's real home is untouched.

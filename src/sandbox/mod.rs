@@ -147,8 +147,8 @@ pub struct Enforcement {
     pub mode: WorldMode,
     /// Why the own world was out of reach, in the Landlock-only mode.
     pub mode_reason: Option<String>,
-    /// The program's `HOME`: the caller's, or a folder of the call's tmp when no grant reaches
-    /// the caller's (`home_is_temporary`).
+    /// The program's `HOME`: the caller's, or the call's tmp folder when no grant reaches the
+    /// caller's (`home_is_temporary`).
     pub home: PathBuf,
     pub home_is_temporary: bool,
     /// The program's `TMPDIR`: `/tmp` in the own world, else the call's tmp folder.
@@ -303,7 +303,7 @@ impl Sandbox {
             }
             WorldMode::LandlockOnly => None,
         };
-        let (home, home_is_temporary) = program_home(req, own_world)?;
+        let (home, home_is_temporary) = program_home(req, own_world);
         // In the own world the holes are masked (`World::mask`); without one the grants are cut
         // around them.
         let cut = if own_world { &[][..] } else { &holes[..] };

@@ -69,21 +69,17 @@ pub(super) fn borrowed(roots: &[(PathBuf, OwnedFd)]) -> Vec<(PathBuf, &OwnedFd)>
 }
 
 /// The program's `HOME`: the caller's when a grant reaches it (git and many tools fail hard on
-/// an unreadable home), else a fresh `home` folder in the call's tmp, which the report names.
-pub(super) fn program_home(req: &SandboxRequest<'_>, own_world: bool) -> Result<(PathBuf, bool), Refusal> {
+/// an unreadable home), else the call's own tmp folder (`/tmp` in the own world), which the
+/// report names. The tmp folder itself rather than a folder in it: it is already private,
+/// writable and gone with the call, and a folder of its own would cost a `mkdir` and an `rmdir`
+/// on every launch (measured: about a tenth of a Landlock-only launch on ext4).
+pub(super) fn program_home(req: &SandboxRequest<'_>, own_world: bool) -> (PathBuf, bool) {
     let granted = req.flags.read.iter().chain(&req.flags.write).any(|g| req.home.starts_with(g));
-    if granted {
-        return Ok((req.home.to_owned(), false));
+    match (granted, own_world) {
+        (true, _) => (req.home.to_owned(), false),
+        (false, true) => (PathBuf::from("/tmp"), true),
+        (false, false) => (req.private_tmp.to_owned(), true),
     }
-    // In the own world the call's tmp lies beneath the /tmp its `tmp` folder covers, so the
-    // program finds the home as /tmp/home; otherwise at its own path.
-    let (made, seen) = match own_world {
-        true => (req.private_tmp.join("tmp/home"), PathBuf::from("/tmp/home")),
-        false => (req.private_tmp.join("home"), req.private_tmp.join("home")),
-    };
-    rustix::fs::mkdir(&made, rustix::fs::Mode::from_raw_mode(0o700))
-        .map_err(|e| Refusal::kernel(format!("cannot make a home folder in the call's tmp: {e}")))?;
-    Ok((seen, true))
 }
 
 /// What a rule's descriptor is, when the caller knows (opened with `O_DIRECTORY`, or a program).
