@@ -477,6 +477,21 @@ pub fn mount_proc() -> Result<(), io::Error> {
     if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
+/// Mounts a new tmpfs (no set-uid, no devices; mode 1777, as a `/dev/shm` is) on `target`.
+pub fn mount_tmpfs(target: &std::ffi::CStr) -> Result<(), io::Error> {
+    // SAFETY: NUL-terminated strings that live for the call.
+    let ret = unsafe {
+        libc::mount(
+            c"tmpfs".as_ptr(),
+            target.as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            c"mode=1777".as_ptr().cast(),
+        )
+    };
+    if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
 /// An `ifreq` naming `name` (NUL-terminated, at most 16 bytes), everything else zero.
 fn interface_request(name: &[u8]) -> libc::ifreq {
     // SAFETY: ifreq is plain data; zeroed is a valid value.

@@ -227,3 +227,41 @@ fn the_programs_own_end_is_reported_in_both_modes() {
         assert_eq!(killed.outcome(), "signaled");
     }
 }
+
+#[test]
+fn the_masks_are_kept_sources_that_must_be_empty_and_mode_000() {
+    if !require(own_world_here(), "the call's own world (user namespaces that can mount)") {
+        return;
+    }
+    let agent = Agent::new("own-masks", POLICY);
+    std::fs::create_dir_all(agent.home.join(".ssh")).unwrap();
+    std::fs::write(agent.home.join(".ssh/id_ed25519"), "SECRET").unwrap();
+    let tmpdir = agent.dir.join("tmpdir");
+    std::fs::create_dir_all(&tmpdir).unwrap();
+    let call = |tmpdir: &std::path::Path| {
+        let mut c = agent.command(&[], &["sh", "-c", "cat ~/.ssh/id_ed25519; echo done=1"]);
+        c.env("TMPDIR", tmpdir);
+        Report::from(run(in_mode(&mut c, Mode::OwnWorld)))
+    };
+    // The first call makes the sources in the private tmp base, and the secret stays covered.
+    let r = call(&tmpdir);
+    assert_eq!(r.said("done"), "1", "{}", r.raw);
+    assert!(!r.out().contains("SECRET"), "{}", r.raw);
+    let uid = rustix::process::geteuid().as_raw();
+    let base = tmpdir.join(format!("lnk-{uid}"));
+    use std::os::unix::fs::PermissionsExt as _;
+    for name in ["mask", "mask-file"] {
+        let meta = std::fs::symlink_metadata(base.join(name)).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o7777, 0, "{name}");
+    }
+    // A source that is not what lnk made (here, readable) refuses the call, naming it.
+    std::fs::set_permissions(base.join("mask"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = call(&tmpdir);
+    assert_eq!(r.code, Some(125), "{}", r.raw);
+    assert!(r.json["error"].as_str().unwrap_or_default().contains("mask"), "{}", r.raw);
+    assert!(!r.out().contains("SECRET"), "{}", r.raw);
+    // Removed, it is made again.
+    std::fs::remove_dir(base.join("mask")).unwrap();
+    let r = call(&tmpdir);
+    assert_eq!(r.said("done"), "1", "{}", r.raw);
+}

@@ -161,6 +161,8 @@ pub struct Sandbox {
     pub enforcement: Enforcement,
     ruleset: Option<RulesetCreated>,
     filter: Vec<bpf::Instruction>,
+    /// What the call's tmp grants: also the own world's `/dev/shm`, granted in the child.
+    tmp_rights: BitFlags<AccessFs>,
     /// In the own-world mode: the namespaces and the read-only view.
     world: Option<World>,
     /// With `[internet]`: the network namespace's only way out, the call's proxy.
@@ -278,27 +280,33 @@ impl Sandbox {
         // Under `commands = ["*"]`, "any program" includes the ones the agent builds or installs
         // beneath its write grants (`./run.sh`, `gcc a.c && ./a.out`, `venv/bin/python`).
         let any_program = req.flags.commands == Commands::Any && req.flags.tool == Tool::Run;
+        // What the call's tmp grants (beneath /tmp in the own world; and its /dev/shm there). No
+        // sockets in the own world: grants beneath the harness's /tmp are shown again inside the
+        // call's /tmp, and so beneath this rule too (their own mounts still make read grants
+        // read-only), and there is no Unix socket to bind in the sandbox anyway.
+        let mut tmp_rights = write_rights();
+        if !own_world {
+            // Sockets only in the call's tmp (where nothing outlives the call).
+            tmp_rights |= AccessFs::MakeSock;
+        }
+        if any_program {
+            tmp_rights |= AccessFs::Execute;
+        }
         let world = match mode {
             WorldMode::OwnWorld { user_namespace } => {
-                let (mut world, shown) = World::new(
+                let (tmp_path, tmp_fd) = write_roots
+                    .iter()
+                    .find(|(path, _)| path == req.private_tmp)
+                    .ok_or_else(|| Refusal::kernel("the call's tmp folder is not among the write roots"))?;
+                let mut world = World::new(
                     user_namespace,
                     &borrowed(&write_roots),
                     &borrowed(&read_roots),
-                    req.private_tmp,
+                    (tmp_path, tmp_fd),
                 )
                 .map_err(Refusal::kernel)?;
-                world.mask(&holes, req.private_tmp).map_err(Refusal::kernel)?;
-                // The folders shown at /tmp and /dev/shm. Not sockets: grants beneath the
-                // harness's /tmp are shown again inside the call's /tmp, and so beneath these
-                // rules too (their own mounts still make read grants read-only); and there is
-                // no Unix socket to bind in the sandbox anyway.
-                let mut shown_rights = write_rights();
-                if any_program {
-                    shown_rights |= AccessFs::Execute;
-                }
-                for fd in shown {
-                    ruleset = add(ruleset, fd, shown_rights, Kind::Folder)?;
-                }
+                let base = req.private_tmp.parent().unwrap_or(req.private_tmp);
+                world.mask(&holes, base).map_err(Refusal::kernel)?;
                 Some(world)
             }
             WorldMode::LandlockOnly => None,
@@ -311,14 +319,11 @@ impl Sandbox {
             ruleset = add_around(ruleset, &path, fd, cut, read_rights())?;
         }
         for (path, fd) in write_roots {
-            let mut rights = write_rights();
-            if path == req.private_tmp {
-                // Sockets only in the call's tmp (where nothing outlives the call).
-                rights |= AccessFs::MakeSock;
-            }
-            if any_program {
-                rights |= AccessFs::Execute;
-            }
+            let rights = match (path == req.private_tmp, any_program) {
+                (true, _) => tmp_rights,
+                (false, true) => write_rights() | AccessFs::Execute,
+                (false, false) => write_rights(),
+            };
             ruleset = add_around(ruleset, &path, fd, cut, rights)?;
         }
 
@@ -356,6 +361,7 @@ impl Sandbox {
             },
             ruleset: Some(ruleset),
             filter,
+            tmp_rights,
             world,
             door,
         })
@@ -378,15 +384,21 @@ impl Sandbox {
     }
 
     /// In the program's first process: makes the call's own world (read-only view, `/tmp`,
-    /// `/dev/shm`, `/proc`, loopback, the network door) and grants its `/proc` to Landlock.
+    /// `/dev/shm`, `/proc`, loopback, the network door) and grants its `/proc` (to read) and
+    /// `/dev/shm` (as the call's tmp) to Landlock.
     /// Nothing to do in the Landlock-only mode.
     pub fn enter_world(&mut self) -> Result<(), &'static str> {
         let Some(world) = &mut self.world else { return Ok(()) };
-        let proc = world.enter()?;
+        let entered = world.enter()?;
         let ruleset = self.ruleset.take().ok_or("the sandbox was entered twice")?;
-        let ruleset = ruleset
-            .add_rule(PathBeneath::new(proc, read_rights()))
+        let mut ruleset = ruleset
+            .add_rule(PathBeneath::new(entered.proc, read_rights()))
             .map_err(|_| "cannot grant the call's /proc to Landlock")?;
+        if let Some(shm) = entered.shm {
+            ruleset = ruleset
+                .add_rule(PathBeneath::new(shm, self.tmp_rights))
+                .map_err(|_| "cannot grant the call's /dev/shm to Landlock")?;
+        }
         self.ruleset = Some(ruleset);
         if let Some(door) = &self.door {
             door.open()?;

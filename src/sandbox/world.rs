@@ -16,15 +16,17 @@
 //! each write root (write grants, the call's tmp): cloned read-write, detached
 //! every mount of the tree read-only (mount_setattr, recursive)
 //! each clone moved back over its own folder
-//! <call's tmp>/tmp over /tmp, <call's tmp>/shm over /dev/shm   (fresh, the call's own)
+//! the call's tmp folder over /tmp                              (fresh, the call's own)
+//! a new tmpfs over /dev/shm                                    (in memory, as a /dev/shm is)
 //! a new proc over /proc                                        (this pid namespace's only)
 //! loopback up                                                  (a network namespace: lo only)
 //! ```
 //!
 //! A change of mode, owner, times or extended attributes outside the write roots then answers
 //! `EROFS`, whatever descriptor is used. Landlock and seccomp are applied on top, exactly as
-//! strict as in the Landlock-only mode (Landlock is given the new `/proc` for reading; `/tmp` and
-//! `/dev/shm` are folders of the call's tmp, which it already grants).
+//! strict as in the Landlock-only mode (Landlock is given the new `/proc` for reading and the
+//! new `/dev/shm` as the call's tmp; `/tmp` is the call's tmp folder, which it already grants:
+//! Landlock's rules belong to the folder, wherever it is mounted).
 //!
 //! The write roots are opened again in the child (a descriptor from the helper's mount namespace
 //! cannot be cloned in the new one), without following any link, and each must be the very
@@ -239,20 +241,27 @@ impl KnownFolder {
     }
 }
 
+/// The mounts [`World::enter`] made that Landlock must be told of: they are new folders, which
+/// no rule made in the helper can name.
+pub struct Entered {
+    pub proc: OwnedFd,
+    /// `None` on a machine without `/dev/shm`.
+    pub shm: Option<OwnedFd>,
+}
+
 /// The world, planned in the helper; [`World::enter`] makes it in the program's first process.
 pub struct World {
     user_namespace: bool,
     maps: IdMaps,
     /// Write grants and the call's tmp, none beneath another.
     roots: Vec<KnownFolder>,
-    /// Folders of the call's tmp shown at `/tmp` and `/dev/shm`.
+    /// The call's tmp folder, shown at `/tmp`.
     tmp: KnownFolder,
-    shm: KnownFolder,
     /// Grants beneath `/tmp` or `/dev/shm`, which the call's own would hide: shown again at
     /// their paths inside it (none beneath another).
     covered: Vec<KnownFolder>,
     /// Holes in the grants (see [`crate::protected`]) that exist: each covered by an empty,
-    /// read-only folder or file of the call's tmp.
+    /// read-only folder or file (see [`mask_sources`]).
     masks: Vec<Mask>,
     /// The empty folder and file the masks are clones of.
     mask_sources: Option<(KnownFolder, KnownFolder)>,
@@ -265,15 +274,13 @@ pub struct World {
 impl World {
     /// Plans the world for write roots `roots` (each a path and the folder the helper opened).
     /// Roots beneath another root are left out: the outer root's clone is recursive and covers
-    /// them. `private_tmp` is the call's tmp folder; its `tmp` and `shm` folders are made here
-    /// and returned opened: Landlock must grant them by themselves, since a path beneath a mount
-    /// of one climbs from its root to `/tmp`, never through the call's tmp folder.
+    /// them. `private_tmp` (opened as `tmp_fd`) is the call's tmp folder, shown at `/tmp`.
     pub fn new(
         user_namespace: bool,
         roots: &[(PathBuf, &OwnedFd)],
         read_roots: &[(PathBuf, &OwnedFd)],
-        private_tmp: &Path,
-    ) -> Result<(World, [OwnedFd; 2]), String> {
+        (private_tmp, tmp_fd): (&Path, &OwnedFd),
+    ) -> Result<World, String> {
         let mut kept: Vec<KnownFolder> = Vec::new();
         for (path, fd) in roots {
             let beneath_another = roots.iter().any(|(other, _)| other != path && path.starts_with(other));
@@ -283,16 +290,7 @@ impl World {
             }
             kept.push(folder);
         }
-        let inner = |name: &str| -> Result<(KnownFolder, OwnedFd), String> {
-            let path = private_tmp.join(name);
-            rustix::fs::mkdir(&path, Mode::from_raw_mode(0o700))
-                .map_err(|e| format!("cannot make {}: {e}", path.display()))?;
-            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-            let fd = rustix::fs::open(&path, flags, Mode::empty())
-                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-            Ok((KnownFolder::new(&path, &fd)?, fd))
-        };
-        let ((tmp, tmp_fd), (shm, shm_fd)) = (inner("tmp")?, inner("shm")?);
+        let tmp = KnownFolder::new(private_tmp, tmp_fd)?;
         let hidden =
             |p: &Path| (p.starts_with("/tmp") || p.starts_with("/dev/shm")) && !p.starts_with(private_tmp);
         let grants: Vec<&(PathBuf, &OwnedFd)> =
@@ -308,19 +306,17 @@ impl World {
             }
         }
         let clones = Vec::with_capacity(kept.len() + covered.len());
-        let world = World {
+        Ok(World {
             user_namespace,
             maps: IdMaps::for_self(),
             roots: kept,
             tmp,
-            shm,
             covered,
             masks: Vec::new(),
             mask_sources: None,
             mask_clones: Vec::new(),
             clones,
-        };
-        Ok((world, [tmp_fd, shm_fd]))
+        })
     }
 
     /// Plans a mask over each of `holes` that exists (a link is left alone: where it leads is a
@@ -328,7 +324,8 @@ impl World {
     /// path; what it finds there is an empty folder or file of mode 000 on a read-only mount, so
     /// neither the secret's contents nor its names are reachable (EACCES, as in the Landlock-only
     /// mode: the program holds no capability to override the mode), and nothing is written.
-    pub fn mask(&mut self, holes: &[PathBuf], private_tmp: &Path) -> Result<(), String> {
+    /// `base` is the caller's private tmp base, where the masks' sources are kept.
+    pub fn mask(&mut self, holes: &[PathBuf], base: &Path) -> Result<(), String> {
         for hole in holes {
             let Ok(meta) = std::fs::symlink_metadata(hole) else { continue };
             let kind = meta.file_type();
@@ -342,30 +339,16 @@ impl World {
         if self.masks.is_empty() {
             return Ok(());
         }
-        let folder = private_tmp.join("mask");
-        rustix::fs::mkdir(&folder, Mode::from_raw_mode(0o000))
-            .map_err(|e| format!("cannot make {}: {e}", folder.display()))?;
-        let file = private_tmp.join("mask-file");
-        let file_fd = rustix::fs::open(
-            &file,
-            OFlags::CREATE | OFlags::EXCL | OFlags::RDONLY | OFlags::CLOEXEC,
-            Mode::from_raw_mode(0o000),
-        )
-        .map_err(|e| format!("cannot make {}: {e}", file.display()))?;
-        let folder_fd =
-            rustix::fs::open(&folder, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-                .map_err(|e| format!("cannot open {}: {e}", folder.display()))?;
-        self.mask_sources =
-            Some((KnownFolder::new(&folder, &folder_fd)?, KnownFolder::new(&file, &file_fd)?));
+        self.mask_sources = Some(mask_sources(base)?);
         self.mask_clones = Vec::with_capacity(self.masks.len());
         Ok(())
     }
 
     /// In the program's first process (pid 1 of the new pid namespace, already in the new
     /// namespaces), before the sandbox is entered: makes the read-only view, `/tmp`, `/dev/shm`,
-    /// `/proc` and loopback. Returns the new `/proc`, for Landlock to grant. Any failure is
-    /// returned and the process exits: the program never runs in a world half made.
-    pub fn enter(&mut self) -> Result<OwnedFd, &'static str> {
+    /// `/proc` and loopback. Returns the new `/proc` and `/dev/shm`, for Landlock to grant. Any
+    /// failure is returned and the process exits: the program never runs in a world half made.
+    pub fn enter(&mut self) -> Result<Entered, &'static str> {
         use rustix::mount::{MoveMountFlags, OpenTreeFlags};
         if self.user_namespace {
             crate::sys::map_ids_to_self(&self.maps.uid_map, &self.maps.gid_map)
@@ -416,12 +399,11 @@ impl World {
             }
             self.clones.push(mount);
         }
-        // The call's own /tmp and /dev/shm: folders of its tmp (read-write clones, now in
-        // place). Both are cloned before either is shown, since the call's tmp usually lies
-        // beneath the /tmp it is about to cover.
+        // The call's own /tmp: its tmp folder (a read-write clone, now in place), cloned before
+        // it is shown, since it usually lies beneath the /tmp it is about to cover.
         let tmp = clone(&open_verified(&root, &self.tmp)?)?;
-        let shm = clone(&open_verified(&root, &self.shm)?)?;
-        // The masks' sources too (they are in the call's tmp), each clone made read-only.
+        // The masks' sources too (in the private tmp base, beneath /tmp as well), each clone
+        // made read-only.
         if let Some((folder, file)) = &self.mask_sources {
             for mask in &self.masks {
                 let source =
@@ -434,16 +416,23 @@ impl World {
                 self.mask_clones.push(mount);
             }
         }
-        for (mount, target) in [(tmp, c"tmp"), (shm, c"dev/shm")] {
-            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-            let target = match rustix::fs::openat(&root, target, flags, Mode::empty()) {
-                Ok(fd) => fd,
-                // A machine without /dev/shm: nothing to show there.
-                Err(rustix::io::Errno::NOENT) => continue,
-                Err(_) => return Err("cannot open /tmp or /dev/shm"),
-            };
-            put(&mount, &target)?;
-        }
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let tmp_target =
+            rustix::fs::openat(&root, c"tmp", flags, Mode::empty()).map_err(|_| "cannot open /tmp")?;
+        put(&tmp, &tmp_target)?;
+        // The call's own /dev/shm: a new tmpfs, in memory as the host's is, gone with the mount
+        // namespace. A machine without /dev/shm gets none.
+        let shm = match rustix::fs::openat(&root, c"dev/shm", flags, Mode::empty()) {
+            Ok(_) => {
+                crate::sys::mount_tmpfs(c"/dev/shm").map_err(|_| "cannot mount a tmpfs on /dev/shm")?;
+                Some(
+                    rustix::fs::open(c"/dev/shm", flags, Mode::empty())
+                        .map_err(|_| "cannot open the new /dev/shm")?,
+                )
+            }
+            Err(rustix::io::Errno::NOENT) => None,
+            Err(_) => return Err("cannot open /dev/shm"),
+        };
         for (folder, mount) in self.covered.iter().zip(&self.clones) {
             put(mount, &make_folders(&root, folder.path.as_bytes())?)?;
         }
@@ -461,9 +450,59 @@ impl World {
         self.mask_clones.clear();
         crate::sys::mount_proc().map_err(|_| "cannot mount /proc for the call's pid namespace")?;
         crate::sys::bring_loopback_up().map_err(|_| "cannot bring loopback up")?;
-        rustix::fs::open(c"/proc", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-            .map_err(|_| "cannot open the new /proc")
+        let proc =
+            rustix::fs::open(c"/proc", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+                .map_err(|_| "cannot open the new /proc")?;
+        Ok(Entered { proc, shm })
     }
+}
+
+/// The empty folder and file every mask is a read-only clone of: `mask` and `mask-file` in the
+/// caller's private tmp base (`$TMPDIR/lnk-<uid>`, mode 0700, checked), made once and kept, so
+/// a launch makes and removes nothing for them (one `mkdir` and one file less per launch, and
+/// their removal). Each must be the caller's, of mode 000 and of the right kind (the file
+/// empty), or the call is refused naming it. What a folder of mode 000 holds cannot be listed
+/// without a capability; whatever the caller may have put there is the caller's own, never the
+/// secret it stands in for.
+fn mask_sources(base: &Path) -> Result<(KnownFolder, KnownFolder), String> {
+    use rustix::fs::FileType;
+    let uid = rustix::process::geteuid().as_raw();
+    let base_fd = crate::private_tmp::open_private_base(base, uid)?;
+    let none = Mode::from_raw_mode(0o000);
+    match rustix::fs::mkdirat(&base_fd, c"mask", none) {
+        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+        Err(e) => return Err(format!("cannot make {}: {e}", base.join("mask").display())),
+    }
+    let create = OFlags::CREATE | OFlags::EXCL | OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    match rustix::fs::openat(&base_fd, c"mask-file", create, none) {
+        Ok(_) | Err(rustix::io::Errno::EXIST) => {}
+        Err(e) => return Err(format!("cannot make {}: {e}", base.join("mask-file").display())),
+    }
+    let open = |name: &std::ffi::CStr, kind: FileType| -> Result<KnownFolder, String> {
+        let path = base.join(name.to_str().unwrap_or_default());
+        let fd = rustix::fs::openat(
+            &base_fd,
+            name,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        let stat = rustix::fs::fstat(&fd).map_err(|e| format!("cannot stat {}: {e}", path.display()))?;
+        let empty = kind == FileType::Directory || stat.st_size == 0;
+        if FileType::from_raw_mode(stat.st_mode) != kind
+            || stat.st_uid != uid
+            || stat.st_mode & 0o7777 != 0
+            || !empty
+        {
+            return Err(format!(
+                "{} is not what lnk made there (an empty {} of yours with mode 000): remove it and lnk makes it again",
+                path.display(),
+                if kind == FileType::Directory { "folder" } else { "file" }
+            ));
+        }
+        KnownFolder::new(&path, &fd)
+    };
+    Ok((open(c"mask", FileType::Directory)?, open(c"mask-file", FileType::RegularFile)?))
 }
 
 /// Makes the folders of `path` (relative to `root`, in the call's own /tmp or /dev/shm) that do
