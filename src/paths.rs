@@ -207,6 +207,23 @@ impl fmt::Display for RelativePath {
     }
 }
 
+/// Where `path` leads once every link is followed, or `None` when it does not exist. One `open`
+/// (`O_PATH`, so nothing is read or locked) and one `readlink` of its `/proc/self/fd` entry,
+/// where `realpath` reads every component as a link (about four system calls per component:
+/// measured at 90 of a launch's 900 for the protected set). Falls back to `canonicalize` when
+/// `/proc` cannot say.
+pub fn real_path(path: &Path) -> Option<PathBuf> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).ok()?;
+    let link = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd));
+    match rustix::fs::readlink(link.as_str(), Vec::new()) {
+        Ok(real) if real.as_bytes().starts_with(b"/") => Some(PathBuf::from(
+            <std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(real.into_bytes()),
+        )),
+        _ => std::fs::canonicalize(path).ok(),
+    }
+}
+
 /// Whether `path` is `root` or lies beneath it, comparing whole components. Both should be
 /// absolute and normalised (as [`GrantPath::expand`] makes them); `.` and `..` are not resolved.
 pub fn is_beneath(path: &Path, root: &Path) -> bool {

@@ -399,6 +399,10 @@ fn secrets_are_kept_even_under_a_read_grant_of_home() {
     }
     // A link to a secret, inside the grant, is no way around it; the agent's records neither.
     std::os::unix::fs::symlink(home.join(".ssh/id_ed25519"), home.join("project/key-link")).unwrap();
+    // A protected name that is a link: where it leads, inside the grant, is as secret.
+    std::fs::create_dir_all(home.join("keys/gpg")).unwrap();
+    std::fs::write(home.join("keys/gpg/secring"), "gpg key").unwrap();
+    std::os::unix::fs::symlink(home.join("keys/gpg"), home.join(".gnupg")).unwrap();
     let records = home.join("Link/Agents/a/runs");
     std::fs::create_dir_all(&records).unwrap();
     std::fs::write(records.join("r1.lock"), "").unwrap();
@@ -410,6 +414,7 @@ def read(p):
 for name, p in [("ssh", ".ssh/id_ed25519"), ("aws", ".aws/credentials"), ("netrc", ".netrc"),
                 ("gcloud", ".config/gcloud/credentials.db"), ("gh", ".config/gh/hosts.yml"),
                 ("denied", "private/notes.txt"), ("through_link", "project/key-link"),
+                ("link_target", "keys/gpg/secring"),
                 ("ordinary", "project/README"), ("ordinary_config", ".config/other/settings")]:
     say(name, attempt(lambda: read(p)))
 say("record_lock", attempt(lambda: open("{lock}")))
@@ -424,7 +429,9 @@ say("list_home", attempt(lambda: os.listdir(home)))
     );
     for mode in modes() {
         let r = Report::from(run(in_mode(&mut c, mode)));
-        for name in ["ssh", "aws", "netrc", "gcloud", "gh", "denied", "through_link", "record_lock"] {
+        for name in
+            ["ssh", "aws", "netrc", "gcloud", "gh", "denied", "through_link", "link_target", "record_lock"]
+        {
             assert_eq!(r.said(name), "EACCES", "{mode:?}: {name}; {}", r.err());
         }
         assert!(["EACCES", "EROFS"].contains(&r.said("overwrite_ssh").as_str()), "{mode:?}");
