@@ -223,7 +223,9 @@ pub fn start(agent: &Agent, req: &StartRequest) -> Result<String, Failure> {
             ),
         ));
     }
-    records.write(&lock, &record).map_err(failed)?;
+    // The record reaches the disk while the supervisor starts; the id is printed only after
+    // both (a machine crash before then kills the command too, and no caller has its id).
+    let unsynced = records.write_unsynced(&lock, &record).map_err(failed)?;
     #[cfg(feature = "fault-points")]
     crate::fault::point("start-after-publish");
 
@@ -231,6 +233,11 @@ pub fn start(agent: &Agent, req: &StartRequest) -> Result<String, Failure> {
         rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| failed(e.to_string()))?;
     spawn_supervisor(agent, req, &id, lock.fd(), &ready_w)?;
     drop(ready_w);
+    if let Err(why) = unsynced.sync() {
+        // The command is starting under its supervisor and the record is there for every
+        // reader: failing now would leave it running unreported. Said, and the start goes on.
+        eprintln!("lnk-link-run: {id}: {why}; the record may not survive a crash of the machine");
+    }
     // The supervisor shares the record lock's open file description: the lock stays held when
     // this copy is closed. The next start may count now.
     drop(lock);

@@ -156,8 +156,9 @@ fn run_command(
         return Err(Refusal { exit_code: code, message: why });
     }
     record.state = State::Running;
-    // Not synced: `start` is waiting (see `write_unsynced` for why nothing is lost).
-    records.write_unsynced(lock, record).map_err(failed)?;
+    // Never synced: `start` is waiting, and a machine crash loses nothing the sweep needs (see
+    // `write_unsynced`).
+    drop(records.write_unsynced(lock, record).map_err(failed)?);
     fault("supervise-running");
     say("ok");
 
