@@ -14,9 +14,13 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/agent" "$work/files" "$work/many/agent" "$work/many/files"
 a=(--agent-dir "$work/agent" --files-dir "$work/files")
 
-hyperfine -N --warmup 10 --runs 200 \
+# A short pause before each run, for both lines alike: a start returns while its supervisor
+# still records the end of `true`, which would otherwise overlap the next run.
+hyperfine -N --warmup 10 --runs 200 --prepare 'sleep 0.02' \
   "$bin/lnk sandbox run -- true" \
-  "$bin/lnk-link-run start ${a[*]} -- true"
+  "$bin/lnk sandbox run --command true -- true" \
+  "$bin/lnk-link-run start ${a[*]} -- true" \
+  "$bin/lnk-link-run start ${a[*]} --command true -- true"
 
 id=$("$bin/lnk-link-run" start "${a[@]}" -- sleep 3)
 sleep 1

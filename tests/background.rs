@@ -573,3 +573,36 @@ fn supervisor_gone(bg: &Bg, id: &str) -> bool {
     let pid: i32 = bg.record_field(id, "supervisor_pid").parse().unwrap();
     !alive(pid)
 }
+
+#[test]
+fn the_supervisor_holds_a_slot_and_nothing_it_starts_does() {
+    let bg = Bg::new("slot-holder");
+    let id = bg.start(&["sleep", "30"]);
+    let fds = |pid: &str| -> Vec<String> {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| std::fs::read_link(e.path()).ok())
+                    .map(|p| p.display().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let slot = |v: &[String]| v.iter().any(|p| p.contains("/runs/slot-"));
+    let sup = bg.record_field(&id, "supervisor_pid");
+    assert!(slot(&fds(&sup)), "the supervisor holds its slot: {:?}", fds(&sup));
+    // The keeper's process group: the keeper, the command and whatever it started.
+    let keeper = bg.record_field(&id, "keeper_pid");
+    let mut members = 0;
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = entry.file_name().to_string_lossy().into_owned();
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or_default();
+        if after.split_whitespace().nth(2) == Some(keeper.as_str()) {
+            members += 1;
+            assert!(!slot(&fds(&pid)), "{pid} in the command's group holds a slot: {:?}", fds(&pid));
+        }
+    }
+    assert!(members >= 2, "the keeper and the command were found");
+    assert_eq!(run(bg.cmd("stop").arg(&id)).status.code(), Some(0));
+}

@@ -171,15 +171,6 @@ pub fn start(agent: &Agent, req: &StartRequest) -> Result<String, Failure> {
 
     let records = &agent.records;
     let starts = records.lock_starts().map_err(failed)?;
-    let running = records.ids().iter().filter(|id| records.is_live(id)).count();
-    if running >= MAX_RUNNING {
-        return Err(Failure::new(
-            Reason::Limit,
-            format!(
-                "{running} background commands are running and at most {MAX_RUNNING} run at once: try again when one has ended (or stop one)"
-            ),
-        ));
-    }
     let (id, lock) = (0..16)
         .find_map(|attempt| {
             let id = records::new_id(attempt);
@@ -223,6 +214,22 @@ pub fn start(agent: &Agent, req: &StartRequest) -> Result<String, Failure> {
             ),
         ));
     }
+    let slot = match records.take_slot(MAX_RUNNING) {
+        Ok(Some(slot)) => slot,
+        Ok(None) => {
+            records.remove(lock);
+            return Err(Failure::new(
+                Reason::Limit,
+                format!(
+                    "{MAX_RUNNING} background commands are running and at most {MAX_RUNNING} run at once: try again when one has ended (or stop one)"
+                ),
+            ));
+        }
+        Err(why) => {
+            records.remove(lock);
+            return Err(failed(why));
+        }
+    };
     // The record reaches the disk while the supervisor starts; the id is printed only after
     // both (a machine crash before then kills the command too, and no caller has its id).
     let unsynced = records.write_unsynced(&lock, &record).map_err(failed)?;
@@ -231,7 +238,9 @@ pub fn start(agent: &Agent, req: &StartRequest) -> Result<String, Failure> {
 
     let (ready_r, ready_w) =
         rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| failed(e.to_string()))?;
-    spawn_supervisor(agent, req, &id, lock.fd(), &ready_w)?;
+    spawn_supervisor(agent, req, &id, [lock.fd(), &ready_w, &slot])?;
+    // The supervisor holds the slot now, as it holds the record's lock.
+    drop(slot);
     drop(ready_w);
     if let Err(why) = unsynced.sync() {
         // The command is starting under its supervisor and the record is there for every
@@ -245,12 +254,13 @@ pub fn start(agent: &Agent, req: &StartRequest) -> Result<String, Failure> {
     wait_ready(&ready_r, &id)
 }
 
+/// Starts `lnk-link-run supervise`, detached, with `inherited` (the record's lock, the
+/// readiness pipe and the slot) as its descriptors 3, 4 and 5.
 fn spawn_supervisor(
     agent: &Agent,
     req: &StartRequest,
     id: &str,
-    lock: &OwnedFd,
-    ready: &OwnedFd,
+    inherited: [&OwnedFd; 3],
 ) -> Result<(), Failure> {
     use std::os::fd::AsRawFd as _;
     let exe =
@@ -275,21 +285,30 @@ fn spawn_supervisor(
     cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    let (lock_fd, ready_fd) = (lock.as_raw_fd(), ready.as_raw_fd());
+    let raw = inherited.map(|fd| fd.as_raw_fd());
     // In the child before exec: a new session (detached from the caller's terminal, group and
-    // session), the record lock as descriptor 3 and the readiness pipe as 4 without
-    // close-on-exec, and every other descriptor the caller may have leaked marked close-on-exec.
+    // session), the record lock as descriptor 3, the readiness pipe as 4 and the slot as 5
+    // without close-on-exec, and every other descriptor the caller may have leaked marked
+    // close-on-exec.
     // SAFETY: the hook runs in the forked child of a single-threaded `start`, so even the
     // `/proc/self/fd` fallback of close_range, which allocates, cannot meet a held lock.
     unsafe {
         cmd.pre_exec(move || {
             rustix::process::setsid()?;
-            for (from, to) in [(lock_fd, 3), (ready_fd, 4)] {
+            // Each moved above 5 first, so that no dup2 below overwrites one not yet moved.
+            let mut high = [0; 3];
+            for (slot, from) in high.iter_mut().zip(raw) {
+                *slot = libc::fcntl(from, libc::F_DUPFD, 6);
+                if *slot < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            for (from, to) in high.into_iter().zip(3..) {
                 if libc::dup2(from, to) != to {
                     return Err(std::io::Error::last_os_error());
                 }
             }
-            crate::sys::cloexec_from(5)
+            crate::sys::cloexec_from(6)
         });
     }
     let child = cmd.spawn().map_err(|e| failed(format!("cannot start the supervisor: {e}")))?;

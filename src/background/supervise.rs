@@ -40,11 +40,14 @@ fn fault(_: &str) {}
 
 /// Runs the supervisor. Returns the process's exit code.
 pub fn supervise(agent: &Agent, opts: &SuperviseOptions) -> u8 {
-    // SAFETY: `start` passed these two descriptors to this process and nothing else owns them.
-    let (lock_fd, ready) = unsafe { (OwnedFd::from_raw_fd(3), OwnedFd::from_raw_fd(4)) };
-    for fd in [&lock_fd, &ready] {
+    // SAFETY: `start` passed these three descriptors to this process and nothing else owns them.
+    let (lock_fd, ready, slot) =
+        unsafe { (OwnedFd::from_raw_fd(3), OwnedFd::from_raw_fd(4), OwnedFd::from_raw_fd(5)) };
+    for fd in [&lock_fd, &ready, &slot] {
         let _ = rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::CLOEXEC);
     }
+    // Held until this process ends: one of the agent's four slots (see `Records::take_slot`).
+    let _slot = slot;
     // One line, read by `start` up to its newline (the keeper, a fork, also holds this pipe).
     let say = |text: &str| {
         let _ = rustix::io::write(&ready, format!("{text}\n").as_bytes());

@@ -139,6 +139,34 @@ impl Records {
         Ok(fd)
     }
 
+    /// Takes a free one of `count` slots, `slot-<n>.lock`, whose lock a supervisor holds for its
+    /// whole life; `None` when every slot is held. Called under the start lock, so two starts
+    /// never take the same slot, and a supervisor that dies frees its slot with its last
+    /// descriptor. Counting what runs costs at most `count` tries however many records the
+    /// agent keeps (counting live record locks took an open and a lock attempt per record,
+    /// and starts slowed as an agent's day went on). The slot files are never removed: a file
+    /// removed while locked and made again would be a second slot of the same number.
+    pub fn take_slot(&self, count: usize) -> Result<Option<OwnedFd>, String> {
+        for n in 0..count {
+            let name = format!("slot-{n}.lock");
+            let fd = rustix::fs::openat(
+                &self.dir,
+                name.as_str(),
+                OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o600),
+            )
+            .map_err(|e| io("cannot open", &self.path.join(&name), e))?;
+            // A slot file someone else planted could be held by them forever.
+            check_ours(&fd, &self.path.join(&name))?;
+            match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => return Ok(Some(fd)),
+                Err(Errno::WOULDBLOCK) => continue,
+                Err(e) => return Err(io("cannot lock", &self.path.join(&name), e)),
+            }
+        }
+        Ok(None)
+    }
+
     /// Creates a new record's lock file, exclusively, and locks it.
     pub fn create_lock(&self, id: &str) -> Result<RecordLock, String> {
         let name = format!("{id}.lock");
