@@ -18,7 +18,7 @@
 //! | [`flags`] | the flags of `lnk sandbox run`, made from a sandbox file |
 //! | [`grant_check`] | what `lnk sandbox check` finds on this computer: grants through links, wide grants |
 //! | [`kernel`] | what this kernel can enforce, probed |
-//! | [`sandbox`] | the sandbox itself: Landlock ruleset and seccomp filters |
+//! | [`sandbox`] | the sandbox itself: Landlock ruleset and seccomp filter |
 //! | [`lifetime`] | the process lifetime: keeper, process group, killing, reaping |
 //! | [`output`] | the output capture: start and end of each stream, bounded |
 //! | [`proxy`] | the call's proxy for `[internet]`: the network door, the policy, the threads |

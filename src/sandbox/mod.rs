@@ -1,18 +1,19 @@
-//! The sandbox itself: a Landlock ruleset and seccomp filters, prepared in the helper and
+//! The sandbox itself: a Landlock ruleset and a seccomp filter, prepared in the helper and
 //! entered by the program's process just before `execve`.
 //!
 //! Everything that can fail for a reason a person should read (a grant that is a symlink, a
 //! kernel without the needed Landlock ABI, a write grant over the agent's records) fails in
-//! [`Sandbox::prepare`], in the helper, before any process is started. [`Sandbox::enter`] runs
+//! [`Sandbox::prepare`], in the helper, before any process is started. [`Sandbox::confine`] runs
 //! in the forked child and only makes system calls: `landlock_restrict_self` (which also sets
-//! `no_new_privs`) and `seccomp(SECCOMP_SET_MODE_FILTER)` for each filter.
+//! `no_new_privs`) and `seccomp(SECCOMP_SET_MODE_FILTER)`.
 //!
 //! What the ruleset allows (everything else Landlock governs is refused):
 //!
 //! | where | rights |
 //! |---|---|
 //! | `[files] read` roots | read files, list folders |
-//! | `[files] write` roots and the call's private tmp | read, write, create and remove files and folders, rename and link within, truncate; never symlinks, FIFOs, sockets or devices |
+//! | `[files] write` roots and the call's private tmp | read, write, create and remove files and folders, symlinks and FIFOs, rename and link within, truncate; socket files only in the Landlock-only call tmp; never devices |
+//! | the own world's `/proc` and `/dev/shm` (granted in its pid 1, once mounted) | `/proc`: read; `/dev/shm`: as the call's tmp |
 //! | system folders (`/usr`, `/lib*`, `/bin`, `/sbin`, `/etc`) | read; with `commands` listed, the program folders of the system PATH only listed (their files read only where a listed program's is granted: see `grant_system_read_except_programs`) |
 //! | `/proc/cpuinfo`, `meminfo`, `stat`, `loadavg`, `uptime`, `version`, `filesystems`, `sys/` | read (no `/proc/<pid>`) |
 //! | `/dev/null`, `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom` | read, write (no ioctl) |
@@ -26,7 +27,7 @@
 //!
 //! What Landlock does not govern is closed around it: the call's own world ([`world`]: the file
 //! system read-only outside the write grants, System V IPC of its own) where the kernel allows
-//! it, no capabilities ([`capabilities`]), and the seccomp filters ([`seccomp`]), which refuse
+//! it, no capabilities ([`capabilities`]), and the seccomp filter ([`seccomp`]), which refuses
 //! what the world would otherwise have answered when there is none.
 
 pub mod bpf;
@@ -155,7 +156,7 @@ pub struct Enforcement {
     pub tmp_dir: PathBuf,
 }
 
-/// A prepared sandbox: the path to execute, the ruleset and the filters.
+/// A prepared sandbox: the path to execute, the ruleset and the filter.
 pub struct Sandbox {
     pub program_path: PathBuf,
     pub enforcement: Enforcement,
@@ -171,7 +172,7 @@ pub struct Sandbox {
 
 impl Sandbox {
     /// Checks the kernel, resolves the program, opens every grant and builds the ruleset and
-    /// filters. Starts nothing.
+    /// filter. Starts nothing.
     pub fn prepare(req: &SandboxRequest<'_>, kernel: &KernelSupport) -> Result<Sandbox, Refusal> {
         check_kernel(kernel)?;
         let (mode, mode_reason) = kernel.world.clone();

@@ -1,4 +1,4 @@
-//! The seccomp filters every sandboxed program runs under.
+//! The seccomp filter every sandboxed program runs under.
 //!
 //! Landlock decides *which files and sockets* a program reaches; seccomp removes the kernel
 //! interfaces that would go around it or that a program in the sandbox has no business with:
