@@ -99,11 +99,14 @@ pub fn program_not_listed(name: &str) -> Denial {
 
 /// The denials the program's error output shows, explained by the grants. `cwd` is where the
 /// program started (a relative path it names is taken from there).
-pub fn infer(output: &str, flags: &SandboxFlags, cwd: &Path) -> Vec<Denial> {
+///
+/// `holes` are the paths the call's grants were cut around ([`crate::protected::call_holes`]):
+/// a refusal there is the protected set or `[files] deny` at work, whatever the grants say.
+pub fn infer(output: &str, flags: &SandboxFlags, cwd: &Path, holes: &[PathBuf]) -> Vec<Denial> {
     let mut denials: Vec<Denial> = Vec::new();
     for line in output.lines() {
         let Some((path, kind)) = refused_path(line) else { continue };
-        let Some(denial) = explain(&path, kind, flags, cwd) else { continue };
+        let Some(denial) = explain(&path, kind, flags, cwd, holes) else { continue };
         if !denials.iter().any(|d| d.target == denial.target && d.access == denial.access) {
             denials.push(denial);
         }
@@ -167,7 +170,13 @@ fn unquote(text: &str) -> Option<String> {
 }
 
 /// Explains a refused path by the grants, or `None` when they do not explain it.
-fn explain(named: &str, kind: Refused, flags: &SandboxFlags, cwd: &Path) -> Option<Denial> {
+fn explain(
+    named: &str,
+    kind: Refused,
+    flags: &SandboxFlags,
+    cwd: &Path,
+    holes: &[PathBuf],
+) -> Option<Denial> {
     let inferred = |access, target: String, why: String, fix: Option<String>| {
         Some(Denial { access, target, why, fix, inferred: true })
     };
@@ -203,12 +212,12 @@ fn explain(named: &str, kind: Refused, flags: &SandboxFlags, cwd: &Path) -> Opti
         }
     }
     let under = |grants: &[PathBuf]| grants.iter().any(|g| path.starts_with(g));
-    if let Some(hole) = flags.deny.iter().find(|d| path.starts_with(d)) {
+    if let Some(hole) = flags.deny.iter().chain(holes).find(|d| path.starts_with(d)) {
         return inferred(
             Access::Read,
             target,
             format!(
-                "it lies in `{}`, which the sandbox keeps out of every grant (a secret, or `[files] deny`)",
+                "it lies in `{}`, which the sandbox keeps out of every grant (a secret, the agent's records, or `[files] deny`)",
                 hole.display()
             ),
             None,
@@ -292,7 +301,7 @@ mod tests {
     }
 
     fn one(line: &str) -> Option<Denial> {
-        infer(line, &flags(), Path::new("/home/ann")).into_iter().next()
+        infer(line, &flags(), Path::new("/home/ann"), &[PathBuf::from("/home/ann/.aws")]).into_iter().next()
     }
 
     #[test]
@@ -324,7 +333,15 @@ mod tests {
         let d = one("touch: cannot touch 'notes.txt': Read-only file system").unwrap();
         assert_eq!((d.access, d.target.as_str()), (Access::Write, "/home/ann/notes.txt"));
         let d = one("cat: /home/ann/.ssh/id: Permission denied").unwrap();
-        assert!(d.fix.is_none() && d.why.contains(".ssh"), "{d:?}");
+        assert!(
+            d.fix.is_none() && d.why.contains("keeps out of every grant") && d.why.contains(".ssh"),
+            "{d:?}"
+        );
+        // A hole the flags do not list (the protected set, found from the home and the grants)
+        // is explained as one too, never as a missing write grant.
+        let d = one("cat: /home/ann/.aws/credentials: Permission denied").unwrap();
+        assert_eq!(d.access, Access::Read, "{d:?}");
+        assert!(d.why.contains("`/home/ann/.aws`"), "{d:?}");
         // A listed program, or a path the grants do not explain, is not a denial.
         assert_eq!(one("sh: 1: cat: Permission denied"), None);
         assert_eq!(one("cat: /home/ann/Link/Files/x: Permission denied"), None);

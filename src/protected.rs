@@ -67,6 +67,15 @@ pub fn builtin_holes(home: &Path, grants: &[&PathBuf]) -> Vec<PathBuf> {
     IN_HOME.iter().map(|rel| home.join(rel)).filter(|p| is_hole(p, grants)).collect()
 }
 
+/// Every hole a call's grants get, before links are followed: the file's `deny`, the protected
+/// set where it lies in a grant, and the agent's records folders (`protected`) where they do.
+pub fn call_holes(deny: &[PathBuf], home: &Path, grants: &[&PathBuf], protected: &[PathBuf]) -> Vec<PathBuf> {
+    let mut holes = deny.to_vec();
+    holes.extend(builtin_holes(home, grants));
+    holes.extend(protected.iter().filter(|p| is_hole(p, grants)).cloned());
+    holes
+}
+
 /// Whether `path` lies strictly beneath a grant and no grant names it or a path beneath it.
 pub fn is_hole(path: &Path, grants: &[&PathBuf]) -> bool {
     let inside = grants.iter().any(|g| path.starts_with(g) && path != g.as_path());

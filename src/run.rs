@@ -155,7 +155,9 @@ pub fn run(req: &RunRequest) -> Report {
     // What the program said was refused, explained by the grants (marked inferred).
     if !session {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-        report.denials = crate::denials::infer(&report.stderr.text, &req.flags, &cwd);
+        let grants: Vec<&PathBuf> = req.flags.read.iter().chain(&req.flags.write).collect();
+        let holes = crate::protected::call_holes(&req.flags.deny, &req.home, &grants, &req.protected);
+        report.denials = crate::denials::infer(&report.stderr.text, &req.flags, &cwd, &holes);
     }
     report.wall = started.elapsed();
     report.timed_out = waited.timed_out;

@@ -46,9 +46,7 @@ pub(super) fn holes(req: &SandboxRequest<'_>) -> Result<Vec<PathBuf>, Refusal> {
             denied.display()
         )));
     }
-    let mut candidates: Vec<PathBuf> = req.flags.deny.clone();
-    candidates.extend(crate::protected::builtin_holes(req.home, &grants));
-    candidates.extend(req.protected.iter().filter(|p| crate::protected::is_hole(p, &grants)).cloned());
+    let candidates = crate::protected::call_holes(&req.flags.deny, req.home, &grants, req.protected);
     // The file's `deny` already holds the protected paths this computer has (see `flags`), so
     // most candidates come twice; compared as bytes, since comparing paths component by
     // component, each against each, was a tenth of preparing the default sandbox.
