@@ -477,21 +477,6 @@ pub fn mount_proc() -> Result<(), io::Error> {
     if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
-/// Mounts a new tmpfs (no set-uid, no devices; mode 1777, as a `/dev/shm` is) on `target`.
-pub fn mount_tmpfs(target: &std::ffi::CStr) -> Result<(), io::Error> {
-    // SAFETY: NUL-terminated strings that live for the call.
-    let ret = unsafe {
-        libc::mount(
-            c"tmpfs".as_ptr(),
-            target.as_ptr(),
-            c"tmpfs".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            c"mode=1777".as_ptr().cast(),
-        )
-    };
-    if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
-}
-
 /// An `ifreq` naming `name` (NUL-terminated, at most 16 bytes), everything else zero.
 fn interface_request(name: &[u8]) -> libc::ifreq {
     // SAFETY: ifreq is plain data; zeroed is a valid value.
@@ -616,15 +601,19 @@ pub fn bind_mount_read_only(source: &std::ffi::CStr, target: &std::ffi::CStr) ->
 
 /// Mounts a small empty tmpfs (64 KiB, no devices, no set-uid, no execution) at `target`.
 pub fn mount_small_tmpfs(target: &std::ffi::CStr) -> Result<(), io::Error> {
-    // SAFETY: NUL-terminated literals and path; the data is tmpfs's option string.
+    mount_tmpfs(target, true, c"size=64k,mode=0755")
+}
+
+/// Mounts a new tmpfs on `target`: no set-uid, no devices, no execution when `noexec`, with
+/// tmpfs's `options` (`size=…,mode=…`).
+pub fn mount_tmpfs(target: &std::ffi::CStr, noexec: bool, options: &std::ffi::CStr) -> Result<(), io::Error> {
+    let mut flags = libc::MS_NOSUID | libc::MS_NODEV;
+    if noexec {
+        flags |= libc::MS_NOEXEC;
+    }
+    // SAFETY: NUL-terminated strings that outlive the call; the data is tmpfs's option string.
     let ret = unsafe {
-        libc::mount(
-            c"tmpfs".as_ptr(),
-            target.as_ptr(),
-            c"tmpfs".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-            c"size=64k,mode=0755".as_ptr().cast(),
-        )
+        libc::mount(c"tmpfs".as_ptr(), target.as_ptr(), c"tmpfs".as_ptr(), flags, options.as_ptr().cast())
     };
     if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }

@@ -229,39 +229,43 @@ fn the_programs_own_end_is_reported_in_both_modes() {
 }
 
 #[test]
-fn the_masks_are_kept_sources_that_must_be_empty_and_mode_000() {
+fn the_masks_come_from_nowhere_a_program_can_reach() {
     if !require(own_world_here(), "the call's own world (user namespaces that can mount)") {
         return;
     }
-    let agent = Agent::new("own-masks", POLICY);
+    // The harness's TMPDIR lies in a write grant, so a program could reach the private tmp
+    // base: a mask source kept there could be changed by one call under another's secrets.
+    let policy = "commands = [\"sh\", \"cat\", \"ls\", \"stat\", \"tr\", \"grep\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\n";
+    let agent = Agent::new("own-masks", policy);
     std::fs::create_dir_all(agent.home.join(".ssh")).unwrap();
     std::fs::write(agent.home.join(".ssh/id_ed25519"), "SECRET").unwrap();
-    let tmpdir = agent.dir.join("tmpdir");
+    std::fs::write(agent.home.join(".netrc"), "SECRET").unwrap();
+    let tmpdir = agent.home.join("Link/Files/tmp");
     std::fs::create_dir_all(&tmpdir).unwrap();
-    let call = |tmpdir: &std::path::Path| {
-        let mut c = agent.command(&[], &["sh", "-c", "cat ~/.ssh/id_ed25519; echo done=1"]);
-        c.env("TMPDIR", tmpdir);
-        Report::from(run(in_mode(&mut c, Mode::OwnWorld)))
-    };
-    // The first call makes the sources in the private tmp base, and the secret stays covered.
-    let r = call(&tmpdir);
-    assert_eq!(r.said("done"), "1", "{}", r.raw);
+    let script = "cat ~/.ssh/id_ed25519 ~/.netrc; echo \"modes=$(stat -c %a ~/.ssh ~/.netrc | tr '\\n' ,)\"; \
+                  echo \"sources=$(ls -A \"$HOST_TMP\"/lnk-* 2>&1 | grep -c mask)\"";
+    let mut c = agent.command(&[], &["sh", "-c", script]);
+    c.env("TMPDIR", &tmpdir).env("HOST_TMP", &tmpdir);
+    let r = Report::from(run(in_mode(&mut c, Mode::OwnWorld)));
     assert!(!r.out().contains("SECRET"), "{}", r.raw);
-    let uid = rustix::process::geteuid().as_raw();
-    let base = tmpdir.join(format!("lnk-{uid}"));
-    use std::os::unix::fs::PermissionsExt as _;
-    for name in ["mask", "mask-file"] {
-        let meta = std::fs::symlink_metadata(base.join(name)).unwrap();
-        assert_eq!(meta.permissions().mode() & 0o7777, 0, "{name}");
+    assert_eq!(r.said("modes"), "0,0,", "{}", r.raw);
+    // Nothing the masks are made of exists on the host, during the call or after it.
+    assert_eq!(r.said("sources"), "0", "{}", r.raw);
+    let leftovers: Vec<_> = walk(&tmpdir)
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().contains("mask")))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            found.extend(walk(&path));
+        }
+        found.push(path);
     }
-    // A source that is not what lnk made (here, readable) refuses the call, naming it.
-    std::fs::set_permissions(base.join("mask"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let r = call(&tmpdir);
-    assert_eq!(r.code, Some(125), "{}", r.raw);
-    assert!(r.json["error"].as_str().unwrap_or_default().contains("mask"), "{}", r.raw);
-    assert!(!r.out().contains("SECRET"), "{}", r.raw);
-    // Removed, it is made again.
-    std::fs::remove_dir(base.join("mask")).unwrap();
-    let r = call(&tmpdir);
-    assert_eq!(r.said("done"), "1", "{}", r.raw);
+    found
 }

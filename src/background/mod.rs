@@ -230,9 +230,13 @@ pub fn start(agent: &Agent, req: &StartRequest) -> Result<String, Failure> {
             return Err(failed(why));
         }
     };
-    // The record reaches the disk while the supervisor starts; the id is printed only after
-    // both (a machine crash before then kills the command too, and no caller has its id).
-    let unsynced = records.write_unsynced(&lock, &record).map_err(failed)?;
+    // On the disk before the supervisor starts: a record that names a command always exists.
+    // (Syncing it while the supervisor starts would race the supervisor's own rename of the
+    // record: found in review.)
+    if let Err(why) = records.write(&lock, &record) {
+        records.remove(lock);
+        return Err(failed(why));
+    }
     #[cfg(feature = "fault-points")]
     crate::fault::point("start-after-publish");
 
@@ -242,11 +246,6 @@ pub fn start(agent: &Agent, req: &StartRequest) -> Result<String, Failure> {
     // The supervisor holds the slot now, as it holds the record's lock.
     drop(slot);
     drop(ready_w);
-    if let Err(why) = unsynced.sync() {
-        // The command is starting under its supervisor and the record is there for every
-        // reader: failing now would leave it running unreported. Said, and the start goes on.
-        eprintln!("lnk-link-run: {id}: {why}; the record may not survive a crash of the machine");
-    }
     // The supervisor shares the record lock's open file description: the lock stays held when
     // this copy is closed. The next start may count now.
     drop(lock);

@@ -159,9 +159,9 @@ fn run_command(
         return Err(Refusal { exit_code: code, message: why });
     }
     record.state = State::Running;
-    // Never synced: `start` is waiting, and a machine crash loses nothing the sweep needs (see
-    // `write_unsynced`).
-    drop(records.write_unsynced(lock, record).map_err(failed)?);
+    // The folder is not synced: `start` is waiting, and a machine crash loses nothing the sweep
+    // needs (see `write_unsynced_name`).
+    records.write_unsynced_name(lock, record).map_err(failed)?;
     fault("supervise-running");
     say("ok");
 

@@ -340,16 +340,22 @@ impl Records {
     /// two writers never interleave. A record the reader would refuse as too large is not
     /// written (the bounds in [`format`] keep every record lnk makes under the limit).
     pub fn write(&self, lock: &RecordLock, record: &Record) -> Result<(), String> {
-        self.write_unsynced(lock, record)?.sync()
+        self.replace(lock, record)?;
+        rustix::fs::fsync(&self.dir).map_err(|e| io("cannot sync", &self.path, e))
     }
 
-    /// Writes a record atomically, as [`Records::write`], but returns before the disk has it:
-    /// every reader sees the new record at once, and [`Unsynced::sync`] makes it durable.
-    /// `start` syncs its first record while the supervisor starts, and prints the id only
-    /// after; the supervisor's `running` record is never synced, since a crash of the machine
-    /// kills the command too and the sweep records it lost from either record. A crash of a
-    /// process alone loses nothing: the page cache outlives it.
-    pub fn write_unsynced(&self, _lock: &RecordLock, record: &Record) -> Result<Unsynced<'_>, String> {
+    /// Writes a record atomically, as [`Records::write`], without syncing the folder: every
+    /// reader sees the new record at once, and after a crash of the machine the name holds this
+    /// record or the one before, each with its data on the disk (the file is synced before the
+    /// rename, so the name never points at data the disk lacks). For the supervisor's `running`
+    /// record, which `start` waits for: a crash of the machine kills the command too, and the
+    /// sweep records it lost from either record.
+    pub fn write_unsynced_name(&self, lock: &RecordLock, record: &Record) -> Result<(), String> {
+        self.replace(lock, record)
+    }
+
+    /// Writes `record` to a temporary file, syncs it, and renames it over the record.
+    fn replace(&self, _lock: &RecordLock, record: &Record) -> Result<(), String> {
         let text = record.to_toml();
         if text.len() > format::MAX_RECORD_BYTES {
             return Err(format!(
@@ -371,9 +377,9 @@ impl Records {
         let mut file = std::fs::File::from(fd);
         file.write_all(text.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", self.path.join(&tmp).display()))?;
+        file.sync_all().map_err(|e| format!("cannot sync {}: {e}", self.path.join(&tmp).display()))?;
         rustix::fs::renameat(&self.dir, tmp.as_str(), &self.dir, format!("{}.toml", record.id).as_str())
-            .map_err(|e| io("cannot rename", &self.path.join(&tmp), e))?;
-        Ok(Unsynced { records: self, file, path: self.path.join(format!("{}.toml", record.id)) })
+            .map_err(|e| io("cannot rename", &self.path.join(&tmp), e))
     }
 
     /// Removes a record, its lock file last (holding the lock), and leaves the output to the
@@ -389,24 +395,6 @@ impl Records {
 
     pub fn dir(&self) -> impl AsFd + '_ {
         &self.dir
-    }
-}
-
-/// A record written and visible, not yet known to be on the disk (see
-/// [`Records::write_unsynced`]).
-#[must_use = "sync it, or say why a machine crash cannot lose anything by dropping it"]
-pub struct Unsynced<'a> {
-    records: &'a Records,
-    file: std::fs::File,
-    path: PathBuf,
-}
-
-impl Unsynced<'_> {
-    /// Waits until the record and its name are on the disk: the file, then its folder (the
-    /// rename).
-    pub fn sync(self) -> Result<(), String> {
-        self.file.sync_all().map_err(|e| format!("cannot sync {}: {e}", self.path.display()))?;
-        rustix::fs::fsync(&self.records.dir).map_err(|e| io("cannot sync", &self.records.path, e))
     }
 }
 

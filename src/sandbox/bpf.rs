@@ -329,6 +329,16 @@ pub(crate) mod tests {
         }
         values.sort_unstable();
         values.dedup();
+        let cases = rule_cases(policy);
+        assert!(
+            policy.entries.values().all(|e| !matches!(e, Entry::When { rules, .. } if !rules.is_empty()))
+                || !cases.is_empty(),
+            "every conditional entry has a case that meets a rule"
+        );
+        for (nr, args) in cases {
+            let want = policy.decide(AUDIT_ARCH, nr, &args).ret_value();
+            assert_eq!(run(&code, AUDIT_ARCH, nr, &args), want, "rule case: nr {nr} args {args:x?}");
+        }
         let numbers = (0..1100u32).chain([X32_SYSCALL_BIT, X32_SYSCALL_BIT | 1, u32::MAX]);
         for nr in numbers {
             for arch in [AUDIT_ARCH, 0x4000_0003] {
@@ -352,6 +362,56 @@ pub(crate) mod tests {
         }
     }
 
+    /// Argument vectors that make each rule of each entry hold (every check at once, which the
+    /// sweep above seldom meets for a rule over several arguments), each argument chosen to
+    /// break as many of the entry's other rules as it can (so that this rule alone holds:
+    /// answers alike would hide a rule that never matches), and the same vector with each of
+    /// the rule's checks broken in turn. Panics if some rule is never the only one to hold.
+    fn rule_cases(policy: &Policy) -> Vec<(u32, [u64; 6])> {
+        let mut cases = Vec::new();
+        for (nr, entry) in &policy.entries {
+            let Entry::When { rules, .. } = entry else { continue };
+            let around =
+                |c: &Check| [c.value, c.value | !c.mask, c.value ^ 1, !c.value, c.value.wrapping_add(1)];
+            let mut pool = vec![0, 1, u32::MAX, 0x8000_0000];
+            pool.extend(rules.iter().flatten().flat_map(around));
+            for (i, rule) in rules.iter().enumerate() {
+                // A rule is broken by `v` in `arg` when one of its checks there fails.
+                let breaks = |r: &Vec<Check>, arg: u8, v: u32| {
+                    r.iter().any(|c| c.arg == arg && !c.holds(&one(arg, v)))
+                };
+                let mut all = [0u64; 6];
+                for arg in 0..6u8 {
+                    let allowed = pool.iter().copied().filter(|v| !breaks(rule, arg, *v));
+                    let score = |v: &u32| {
+                        rules.iter().enumerate().filter(|(j, r)| *j != i && breaks(r, arg, *v)).count()
+                    };
+                    let best = allowed.max_by_key(score).unwrap_or(0);
+                    all[usize::from(arg)] = u64::from(best) | 0xdead_0000_0000_0000;
+                }
+                let holds = |r: &Vec<Check>, args: &[u64; 6]| r.iter().all(|c| c.holds(args));
+                let alone =
+                    holds(rule, &all) && !rules.iter().enumerate().any(|(j, r)| j != i && holds(r, &all));
+                assert!(alone || rule.is_empty(), "nr {nr}: no case has rule {i} alone holding: {rule:?}");
+                cases.push((*nr, all));
+                for check in rule {
+                    for v in pool.iter().copied().filter(|v| !check.holds(&one(check.arg, *v))) {
+                        let mut broken = all;
+                        broken[usize::from(check.arg)] = u64::from(v);
+                        cases.push((*nr, broken));
+                    }
+                }
+            }
+        }
+        cases
+    }
+
+    fn one(arg: u8, v: u32) -> [u64; 6] {
+        let mut args = [0u64; 6];
+        args[usize::from(arg)] = u64::from(v);
+        args
+    }
+
     #[test]
     fn a_small_policy_compiles_to_what_it_says() {
         let mut p = Policy::default();
@@ -362,7 +422,11 @@ pub(crate) mod tests {
         p.set(
             7,
             Entry::When {
-                rules: vec![vec![Check::ne(0, 2), Check::ne(0, 10)], vec![Check::masked_eq(1, 0xf, 3)]],
+                rules: vec![
+                    vec![Check::ne(0, 2), Check::ne(0, 10)],
+                    vec![Check::masked_eq(1, 0xf, 3)],
+                    vec![Check::eq(2, 7), Check::eq(4, 0x1234_5678), Check::masked_ne(5, 0xff, 0)],
+                ],
                 answer: Answer::Errno(1),
             },
         );

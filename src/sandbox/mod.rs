@@ -304,10 +304,10 @@ impl Sandbox {
                     &borrowed(&write_roots),
                     &borrowed(&read_roots),
                     (tmp_path, tmp_fd),
+                    any_program,
                 )
                 .map_err(Refusal::kernel)?;
-                let base = req.private_tmp.parent().unwrap_or(req.private_tmp);
-                world.mask(&holes, base).map_err(Refusal::kernel)?;
+                world.mask(&holes).map_err(Refusal::kernel)?;
                 Some(world)
             }
             WorldMode::LandlockOnly => None,

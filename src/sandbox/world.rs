@@ -18,6 +18,7 @@
 //! each clone moved back over its own folder
 //! the call's tmp folder over /tmp                              (fresh, the call's own)
 //! a new tmpfs over /dev/shm                                    (in memory, as a /dev/shm is)
+//! each hole in a grant covered by an empty, read-only mode-000 folder or file
 //! a new proc over /proc                                        (this pid namespace's only)
 //! loopback up                                                  (a network namespace: lo only)
 //! ```
@@ -261,10 +262,10 @@ pub struct World {
     /// their paths inside it (none beneath another).
     covered: Vec<KnownFolder>,
     /// Holes in the grants (see [`crate::protected`]) that exist: each covered by an empty,
-    /// read-only folder or file (see [`mask_sources`]).
+    /// read-only folder or file made in the world itself (see [`World::enter`]).
     masks: Vec<Mask>,
-    /// The empty folder and file the masks are clones of.
-    mask_sources: Option<(KnownFolder, KnownFolder)>,
+    /// Whether programs may be mapped executable from `/dev/shm` (`commands = ["*"]`).
+    shm_exec: bool,
     /// Room for the masks' detached clones, allocated before the fork.
     mask_clones: Vec<OwnedFd>,
     /// Room for the detached clones of the write roots, allocated before the fork.
@@ -275,11 +276,13 @@ impl World {
     /// Plans the world for write roots `roots` (each a path and the folder the helper opened).
     /// Roots beneath another root are left out: the outer root's clone is recursive and covers
     /// them. `private_tmp` (opened as `tmp_fd`) is the call's tmp folder, shown at `/tmp`.
+    /// `any_program`: `commands = ["*"]`, under which `/dev/shm` is not `noexec`.
     pub fn new(
         user_namespace: bool,
         roots: &[(PathBuf, &OwnedFd)],
         read_roots: &[(PathBuf, &OwnedFd)],
         (private_tmp, tmp_fd): (&Path, &OwnedFd),
+        any_program: bool,
     ) -> Result<World, String> {
         let mut kept: Vec<KnownFolder> = Vec::new();
         for (path, fd) in roots {
@@ -313,7 +316,7 @@ impl World {
             tmp,
             covered,
             masks: Vec::new(),
-            mask_sources: None,
+            shm_exec: any_program,
             mask_clones: Vec::new(),
             clones,
         })
@@ -324,8 +327,7 @@ impl World {
     /// path; what it finds there is an empty folder or file of mode 000 on a read-only mount, so
     /// neither the secret's contents nor its names are reachable (EACCES, as in the Landlock-only
     /// mode: the program holds no capability to override the mode), and nothing is written.
-    /// `base` is the caller's private tmp base, where the masks' sources are kept.
-    pub fn mask(&mut self, holes: &[PathBuf], base: &Path) -> Result<(), String> {
+    pub fn mask(&mut self, holes: &[PathBuf]) -> Result<(), String> {
         for hole in holes {
             let Ok(meta) = std::fs::symlink_metadata(hole) else { continue };
             let kind = meta.file_type();
@@ -336,10 +338,6 @@ impl World {
                 .map_err(|e| format!("cannot open {}: {e}", hole.display()))?;
             self.masks.push(Mask { target: KnownFolder::new(hole, &fd)?, folder: kind.is_dir() });
         }
-        if self.masks.is_empty() {
-            return Ok(());
-        }
-        self.mask_sources = Some(mask_sources(base)?);
         self.mask_clones = Vec::with_capacity(self.masks.len());
         Ok(())
     }
@@ -402,12 +400,28 @@ impl World {
         // The call's own /tmp: its tmp folder (a read-write clone, now in place), cloned before
         // it is shown, since it usually lies beneath the /tmp it is about to cover.
         let tmp = clone(&open_verified(&root, &self.tmp)?)?;
-        // The masks' sources too (in the private tmp base, beneath /tmp as well), each clone
-        // made read-only.
-        if let Some((folder, file)) = &self.mask_sources {
+        // The masks: an empty folder and an empty file of mode 000, made on a tmpfs mounted
+        // for a moment over /tmp in this namespace only, each cloned read-only, and the tmpfs
+        // detached: their sources exist nowhere a program (of this call or another) can reach.
+        if !self.masks.is_empty() {
+            crate::sys::mount_small_tmpfs(c"/tmp").map_err(|_| "cannot mount a tmpfs for the masks")?;
+            let none = Mode::from_raw_mode(0o000);
+            rustix::fs::mkdir(c"/tmp/mask", none).map_err(|_| "cannot make the masks' folder")?;
+            rustix::fs::open(
+                c"/tmp/mask-file",
+                OFlags::CREATE | OFlags::EXCL | OFlags::RDONLY | OFlags::CLOEXEC,
+                none,
+            )
+            .map_err(|_| "cannot make the masks' file")?;
             for mask in &self.masks {
-                let source =
-                    if mask.folder { open_verified(&root, folder)? } else { open_verified_any(&root, file)? };
+                let name = if mask.folder { c"tmp/mask" } else { c"tmp/mask-file" };
+                let source = rustix::fs::openat(
+                    &root,
+                    name,
+                    OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(|_| "cannot open a mask")?;
                 let mount = clone(&source)?;
                 crate::sys::make_tree_read_only(&mount).map_err(|_| "cannot make a mask read-only")?;
                 if self.mask_clones.len() == self.mask_clones.capacity() {
@@ -415,6 +429,7 @@ impl World {
                 }
                 self.mask_clones.push(mount);
             }
+            crate::sys::unmount_detach(c"/tmp").map_err(|_| "cannot detach the masks' tmpfs")?;
         }
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let tmp_target =
@@ -424,7 +439,10 @@ impl World {
         // namespace. A machine without /dev/shm gets none.
         let shm = match rustix::fs::openat(&root, c"dev/shm", flags, Mode::empty()) {
             Ok(_) => {
-                crate::sys::mount_tmpfs(c"/dev/shm").map_err(|_| "cannot mount a tmpfs on /dev/shm")?;
+                // A quarter of memory at most (the host's is half), and no mapping of code from it
+                // unless any program may run.
+                crate::sys::mount_tmpfs(c"/dev/shm", !self.shm_exec, c"mode=1777,size=25%")
+                    .map_err(|_| "cannot mount a tmpfs on /dev/shm")?;
                 Some(
                     rustix::fs::open(c"/dev/shm", flags, Mode::empty())
                         .map_err(|_| "cannot open the new /dev/shm")?,
@@ -455,54 +473,6 @@ impl World {
                 .map_err(|_| "cannot open the new /proc")?;
         Ok(Entered { proc, shm })
     }
-}
-
-/// The empty folder and file every mask is a read-only clone of: `mask` and `mask-file` in the
-/// caller's private tmp base (`$TMPDIR/lnk-<uid>`, mode 0700, checked), made once and kept, so
-/// a launch makes and removes nothing for them (one `mkdir` and one file less per launch, and
-/// their removal). Each must be the caller's, of mode 000 and of the right kind (the file
-/// empty), or the call is refused naming it. What a folder of mode 000 holds cannot be listed
-/// without a capability; whatever the caller may have put there is the caller's own, never the
-/// secret it stands in for.
-fn mask_sources(base: &Path) -> Result<(KnownFolder, KnownFolder), String> {
-    use rustix::fs::FileType;
-    let uid = rustix::process::geteuid().as_raw();
-    let base_fd = crate::private_tmp::open_private_base(base, uid)?;
-    let none = Mode::from_raw_mode(0o000);
-    match rustix::fs::mkdirat(&base_fd, c"mask", none) {
-        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
-        Err(e) => return Err(format!("cannot make {}: {e}", base.join("mask").display())),
-    }
-    let create = OFlags::CREATE | OFlags::EXCL | OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    match rustix::fs::openat(&base_fd, c"mask-file", create, none) {
-        Ok(_) | Err(rustix::io::Errno::EXIST) => {}
-        Err(e) => return Err(format!("cannot make {}: {e}", base.join("mask-file").display())),
-    }
-    let open = |name: &std::ffi::CStr, kind: FileType| -> Result<KnownFolder, String> {
-        let path = base.join(name.to_str().unwrap_or_default());
-        let fd = rustix::fs::openat(
-            &base_fd,
-            name,
-            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-        let stat = rustix::fs::fstat(&fd).map_err(|e| format!("cannot stat {}: {e}", path.display()))?;
-        let empty = kind == FileType::Directory || stat.st_size == 0;
-        if FileType::from_raw_mode(stat.st_mode) != kind
-            || stat.st_uid != uid
-            || stat.st_mode & 0o7777 != 0
-            || !empty
-        {
-            return Err(format!(
-                "{} is not what lnk made there (an empty {} of yours with mode 000): remove it and lnk makes it again",
-                path.display(),
-                if kind == FileType::Directory { "folder" } else { "file" }
-            ));
-        }
-        KnownFolder::new(&path, &fd)
-    };
-    Ok((open(c"mask", FileType::Directory)?, open(c"mask-file", FileType::RegularFile)?))
 }
 
 /// Makes the folders of `path` (relative to `root`, in the call's own /tmp or /dev/shm) that do
