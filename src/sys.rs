@@ -1,5 +1,6 @@
-//! The raw system calls lnk makes that neither rustix nor the landlock crate wrap. Every `unsafe` block of the crate that talks to the kernel directly lives here, each
-//! with the reason it is sound, so a reviewer can audit them in one place.
+//! The raw system calls lnk makes that neither rustix nor the landlock crate wrap. Every
+//! `unsafe` block of the crate that talks to the kernel directly lives here, each with the
+//! reason it is sound, so a reviewer can audit them in one place.
 
 use std::io;
 

@@ -269,3 +269,44 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     found
 }
+
+#[test]
+fn the_worlds_dev_shm_maps_no_code_under_a_command_list_and_is_bounded() {
+    if !require(own_world_here(), "the call's own world (user namespaces that can mount)") {
+        return;
+    }
+    // The mount options of the call's /dev/shm, as the kernel shows them.
+    let script = "cat /proc/self/mountinfo";
+    let shm_line = |policy: &str, name: &str| {
+        let agent = Agent::new(name, policy);
+        let r = run_in(&agent, Mode::OwnWorld, script);
+        assert_eq!(r.code, Some(0), "{}", r.raw);
+        r.out()
+            .lines()
+            .filter(|l| l.split_whitespace().nth(4) == Some("/dev/shm"))
+            .next_back()
+            .unwrap_or_else(|| panic!("no /dev/shm mount: {}", r.raw))
+            .to_owned()
+    };
+    let listed = shm_line(POLICY, "own-shm-listed");
+    let mount_options = |line: &str| line.split_whitespace().nth(5).unwrap_or_default().to_owned();
+    for option in ["nosuid", "nodev", "noexec"] {
+        assert!(mount_options(&listed).split(',').any(|o| o == option), "{option}: {listed}");
+    }
+    // A quarter of memory at most (tmpfs shows its size in KiB).
+    let total_kib: u64 = std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap();
+    let size_kib: u64 = listed
+        .rsplit_once(" - ")
+        .and_then(|(_, super_options)| super_options.split(',').find_map(|o| o.strip_prefix("size=")))
+        .and_then(|v| v.trim_end_matches('k').parse().ok())
+        .unwrap_or_else(|| panic!("no size: {listed}"));
+    assert!(size_kib <= total_kib / 4 + 4, "{size_kib} KiB of {total_kib}: {listed}");
+    // Under `commands = ["*"]` any program may run, so code may be mapped from it too.
+    let any = shm_line("commands = [\"*\"]\n[files]\nread = [\"~\"]\n", "own-shm-any");
+    assert!(!mount_options(&any).split(',').any(|o| o == "noexec"), "{any}");
+}
