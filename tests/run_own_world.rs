@@ -283,8 +283,7 @@ fn the_worlds_dev_shm_maps_no_code_under_a_command_list_and_is_bounded() {
         assert_eq!(r.code, Some(0), "{}", r.raw);
         r.out()
             .lines()
-            .filter(|l| l.split_whitespace().nth(4) == Some("/dev/shm"))
-            .next_back()
+            .rfind(|l| l.split_whitespace().nth(4) == Some("/dev/shm"))
             .unwrap_or_else(|| panic!("no /dev/shm mount: {}", r.raw))
             .to_owned()
     };
