@@ -6,7 +6,10 @@
 #                                  (../shared/bench/lljail.c): the floor
 #   lnk sandbox run -- true        the embedded default (55 programs granted execute), in the
 #                                  call's own world (user, mount, IPC, network, pid namespaces)
-#   lnk … --command true -- true   a sandbox allowing one program, own world
+#   lnk … --command true -- true   a sandbox allowing one program and nothing else, own world
+#   lnk … --file one-program.toml  the embedded default with `commands = ["true"]`: what issue
+#                                  13 compares the default with (the same grants, holes and
+#                                  masks; 1 program instead of 55)
 #   the same two, Landlock-only    a test build (`--features fault-points`) with
 #                                  LNK_TEST_LANDLOCK_ONLY=1, the mode of a kernel without
 #                                  user namespaces
@@ -27,6 +30,11 @@ CARGO_TARGET_DIR=$PWD/target/bench-landlock-only cargo build --release --quiet -
 lnk_ll=$PWD/target/bench-landlock-only/release/lnk
 gcc -O2 -o "$out/lljail" "$shared/bench/lljail.c"
 gcc -O2 -o "$out/execwrap" "$shared/bench/execwrap.c"
+# The default with one program: its `commands = [ … ]` array (several lines) becomes ["true"].
+awk '/^commands = \[/ { print "commands = [\"true\"]"; skip = 1; next }
+     skip && /^\]/ { skip = 0; next }
+     !skip' policy/default.toml > "$out/one-program.toml"
+one_program=$PWD/$out/one-program.toml
 
 cd /  # a folder every sandbox may not read: the launch must not depend on its cwd
 hyperfine -N --warmup 30 --runs 300 --export-json "$OLDPWD/$out/launch.json" \
@@ -35,6 +43,7 @@ hyperfine -N --warmup 30 --runs 300 --export-json "$OLDPWD/$out/launch.json" \
   "$OLDPWD/$out/lljail /bin/true" \
   "$lnk sandbox run -- true" \
   "$lnk sandbox run --command true -- true" \
+  "$lnk sandbox run --file $one_program -- true" \
   "env LNK_TEST_LANDLOCK_ONLY=1 $lnk_ll sandbox run -- true" \
   "env LNK_TEST_LANDLOCK_ONLY=1 $lnk_ll sandbox run --command true -- true" \
   "env $lnk sandbox run --command true -- true" \
@@ -51,6 +60,9 @@ floor = next(v for k, v in median.items() if "lljail" in k)
 print("\nmedian launch, ratio to lljail (same run):")
 for cmd, m in median.items():
     print(f"  {m*1e3:7.3f} ms  {m/floor:5.2f}x  {cmd}")
+default = median[f"{lnk} sandbox run -- true"]
+one_file = next(v for k, v in median.items() if "one-program.toml" in k)
+print(f"the default beside the same file with one program: {default/one_file:.2f}x")
 
 def run_measured(args, stdout=subprocess.DEVNULL):
     start = time.monotonic()
