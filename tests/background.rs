@@ -62,6 +62,33 @@ fn starts_are_refused_synchronously_with_run_exit_codes() {
 }
 
 #[test]
+fn a_command_the_kernel_will_not_execute_is_failed_when_start_returns() {
+    // A `#!/bin/sh` script listed without `sh`: Landlock refuses its interpreter, so `execve`
+    // fails inside the sandbox, after the supervisor has recorded the command running (it does
+    // so while the sandbox is being made). When `start` returns, the record says failed.
+    let script = std::fs::read_dir("/usr/bin")
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
+        .find(|p| std::fs::read(p).is_ok_and(|b| b.starts_with(b"#!/bin/sh\n")))
+        .expect("a `#!/bin/sh` script in /usr/bin (gzip's zgrep, on Debian)");
+    let name = script.file_name().unwrap().to_str().unwrap().to_owned();
+    for mode in modes() {
+        let bg = Bg::with_policy("exec-refused", &format!("commands = [\"{name}\"]\n"));
+        let mut start = bg.cmd("start");
+        start.arg("--file").arg(&bg.policy).args(["--", &name]);
+        let out = run(in_mode(&mut start, mode));
+        assert_eq!(out.status.code(), Some(126), "{mode:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("cannot execute"), "{mode:?}: {}", stderr(&out));
+        let list = bg.list();
+        let records = list.as_array().unwrap();
+        assert_eq!(records.len(), 1, "{mode:?}: {list}");
+        assert_eq!(records[0]["state"], "failed", "{mode:?}: {list}");
+    }
+}
+
+#[test]
 fn at_most_four_run_at_once_even_under_sixteen_concurrent_starts() {
     let bg = Bg::new("limit");
     let barrier = Arc::new(std::sync::Barrier::new(16));

@@ -57,6 +57,49 @@ fn start_dies_after_publishing_the_record() {
 }
 
 #[test]
+fn start_dies_before_the_record_and_its_supervisor_starts_nothing() {
+    // The supervisor is already running when `start` writes the record; `start` dies between
+    // the two. Without `go` the supervisor must end having started nothing.
+    let bg = Bg::new("f-before");
+    let bridge = TestBridge::new(&bg.dir);
+    let ran = bg.files_dir.join("ran");
+    let script = format!("touch {}; exec sleep 30", ran.display());
+    let out = start_faulty(&bg, "start-before-publish", &bridge, &["sh", "-c", &script]);
+    assert_eq!(out.status.code(), None, "killed by its fault point");
+    let agent = bg.agent_dir.to_str().unwrap().to_owned();
+    let supervisors = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .filter(|c| {
+                let c = String::from_utf8_lossy(c);
+                c.contains("supervise") && c.contains(agent.as_str())
+            })
+            .count()
+    };
+    let until = Instant::now() + Duration::from_secs(10);
+    while supervisors() > 0 {
+        assert!(Instant::now() < until, "the supervisor outlived start without being told to go");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!ran.exists(), "the command ran without a record");
+    assert!(bg.list().as_array().unwrap().is_empty(), "{}", bg.list());
+    // Only the lock file was left; the sweep removes it and tells nothing.
+    let s = bg.sweep(Some(&bridge.path));
+    assert_eq!(s["told"].as_array().unwrap().len(), 0, "{s}");
+    let left: Vec<_> = std::fs::read_dir(bg.agent_dir.join("runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().starts_with('r'))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert!(bridge.wait_for(1, Duration::from_millis(300)).is_empty());
+}
+
+#[test]
 fn the_supervisor_dies_before_starting_anything() {
     for fault in ["supervise-before-identity", "supervise-before-keeper"] {
         let bg = Bg::new("f-early");

@@ -230,22 +230,43 @@ pub fn start(agent: &Agent, req: &StartRequest) -> Result<String, Failure> {
             return Err(failed(why));
         }
     };
-    // On the disk before the supervisor starts: a record that names a command always exists.
-    // (Syncing it while the supervisor starts would race the supervisor's own rename of the
-    // record: found in review.)
+    // The supervisor is started before the record is written, and waits for the word `go`,
+    // sent once the record is on the disk: its `execve` and this `fsync` overlap (together,
+    // about a sixth of a start), and still no command runs before its record exists. The
+    // supervisor reads the record only after `go`, so it never reads one half made, and its
+    // own later writes replace a record already synced (see `Records::write_unsynced_name`).
+    let pipes = (|| {
+        let flags = rustix::pipe::PipeFlags::CLOEXEC;
+        Ok::<_, rustix::io::Errno>((rustix::pipe::pipe_with(flags)?, rustix::pipe::pipe_with(flags)?))
+    })();
+    let ((ready_r, ready_w), (go_r, go_w)) = match pipes {
+        Ok(p) => p,
+        Err(e) => {
+            records.remove(lock);
+            return Err(failed(format!("pipe: {e}")));
+        }
+    };
+    if let Err(why) = spawn_supervisor(agent, req, &id, [lock.fd(), &ready_w, &slot, &go_r]) {
+        records.remove(lock);
+        return Err(why);
+    }
+    // The supervisor holds the slot now, as it holds the record's lock.
+    drop(slot);
+    drop(ready_w);
+    drop(go_r);
+    #[cfg(feature = "fault-points")]
+    crate::fault::point("start-before-publish");
     if let Err(why) = records.write(&lock, &record) {
+        // Without `go` the supervisor ends at once, having started nothing.
+        drop(go_w);
         records.remove(lock);
         return Err(failed(why));
     }
     #[cfg(feature = "fault-points")]
     crate::fault::point("start-after-publish");
-
-    let (ready_r, ready_w) =
-        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| failed(e.to_string()))?;
-    spawn_supervisor(agent, req, &id, [lock.fd(), &ready_w, &slot])?;
-    // The supervisor holds the slot now, as it holds the record's lock.
-    drop(slot);
-    drop(ready_w);
+    // A supervisor already gone is seen below: its readiness pipe closes without a word.
+    let _ = rustix::io::write(&go_w, GO);
+    drop(go_w);
     // The supervisor shares the record lock's open file description: the lock stays held when
     // this copy is closed. The next start may count now.
     drop(lock);
@@ -253,13 +274,16 @@ pub fn start(agent: &Agent, req: &StartRequest) -> Result<String, Failure> {
     wait_ready(&ready_r, &id)
 }
 
+/// What `start` writes on the supervisor's descriptor 6 once the record is on the disk.
+pub(crate) const GO: &[u8] = b"go\n";
+
 /// Starts `lnk-link-run supervise`, detached, with `inherited` (the record's lock, the
-/// readiness pipe and the slot) as its descriptors 3, 4 and 5.
+/// readiness pipe, the slot and the pipe `go` comes on) as its descriptors 3, 4, 5 and 6.
 fn spawn_supervisor(
     agent: &Agent,
     req: &StartRequest,
     id: &str,
-    inherited: [&OwnedFd; 3],
+    inherited: [&OwnedFd; 4],
 ) -> Result<(), Failure> {
     use std::os::fd::AsRawFd as _;
     let exe =
@@ -286,18 +310,18 @@ fn spawn_supervisor(
         .stderr(std::process::Stdio::null());
     let raw = inherited.map(|fd| fd.as_raw_fd());
     // In the child before exec: a new session (detached from the caller's terminal, group and
-    // session), the record lock as descriptor 3, the readiness pipe as 4 and the slot as 5
-    // without close-on-exec, and every other descriptor the caller may have leaked marked
-    // close-on-exec.
+    // session), the record lock as descriptor 3, the readiness pipe as 4, the slot as 5 and the
+    // `go` pipe as 6 without close-on-exec, and every other descriptor the caller may have
+    // leaked marked close-on-exec.
     // SAFETY: the hook runs in the forked child of a single-threaded `start`, so even the
     // `/proc/self/fd` fallback of close_range, which allocates, cannot meet a held lock.
     unsafe {
         cmd.pre_exec(move || {
             rustix::process::setsid()?;
-            // Each moved above 5 first, so that no dup2 below overwrites one not yet moved.
-            let mut high = [0; 3];
+            // Each moved above 6 first, so that no dup2 below overwrites one not yet moved.
+            let mut high = [0; 4];
             for (slot, from) in high.iter_mut().zip(raw) {
-                *slot = libc::fcntl(from, libc::F_DUPFD, 6);
+                *slot = libc::fcntl(from, libc::F_DUPFD, 7);
                 if *slot < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
@@ -307,7 +331,7 @@ fn spawn_supervisor(
                     return Err(std::io::Error::last_os_error());
                 }
             }
-            crate::sys::cloexec_from(6)
+            crate::sys::cloexec_from(7)
         });
     }
     let child = cmd.spawn().map_err(|e| failed(format!("cannot start the supervisor: {e}")))?;

@@ -1,7 +1,10 @@
 //! `lnk-link-run supervise`: one background command's supervisor.
 //!
 //! Started by `start` in a session of its own, with the record's lock as descriptor 3 (already
-//! held: `start` locked it before publishing the record) and a readiness pipe as descriptor 4.
+//! held: `start` locked it before publishing the record), a readiness pipe as descriptor 4, one
+//! of the agent's slots as 5, and as 6 the pipe on which `start` says `go` once the record is
+//! on the disk. Nothing is read or started before `go`: without it (`start` died, or could not
+//! write the record) the supervisor ends having done nothing.
 //! It runs the command through the launcher's own code (`Sandbox::prepare`, `lifetime::start`,
 //! `Group::wait`), so a background command is confined exactly as a `run` call is.
 
@@ -40,12 +43,17 @@ fn fault(_: &str) {}
 
 /// Runs the supervisor. Returns the process's exit code.
 pub fn supervise(agent: &Agent, opts: &SuperviseOptions) -> u8 {
-    // SAFETY: `start` passed these three descriptors to this process and nothing else owns them.
-    let (lock_fd, ready, slot) =
-        unsafe { (OwnedFd::from_raw_fd(3), OwnedFd::from_raw_fd(4), OwnedFd::from_raw_fd(5)) };
-    for fd in [&lock_fd, &ready, &slot] {
+    // SAFETY: `start` passed these four descriptors to this process and nothing else owns them.
+    let (lock_fd, ready, slot, go) = unsafe {
+        (OwnedFd::from_raw_fd(3), OwnedFd::from_raw_fd(4), OwnedFd::from_raw_fd(5), OwnedFd::from_raw_fd(6))
+    };
+    for fd in [&lock_fd, &ready, &slot, &go] {
         let _ = rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::CLOEXEC);
     }
+    if !told_go(&go) {
+        return exit::HELPER_FAILED;
+    }
+    drop(go);
     // Held until this process ends: one of the agent's four slots (see `Records::take_slot`).
     let _slot = slot;
     // One line, read by `start` up to its newline (the keeper, a fork, also holds this pipe).
@@ -86,6 +94,22 @@ pub fn supervise(agent: &Agent, opts: &SuperviseOptions) -> u8 {
     }
     let _ = bridge::tell(records, &lock, &mut record, opts.bridge.as_deref());
     0
+}
+
+/// Waits for `start`'s word that the record is on the disk. False when the pipe closes without
+/// it: `start` died or could not write the record, and nothing may be started.
+fn told_go(go: &OwnedFd) -> bool {
+    let mut word = [0u8; super::GO.len()];
+    let mut got = 0;
+    while got < word.len() {
+        match rustix::io::read(go, &mut word[got..]) {
+            Ok(0) => return false,
+            Ok(n) => got += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return false,
+        }
+    }
+    word == super::GO
 }
 
 /// Runs the command to its end and records it. Returns whether the end was the agent stopping
@@ -142,6 +166,14 @@ fn run_command(
     let _proxy = door.map(|door| crate::proxy::serve_door(door, flags.internet.as_ref(), &[]));
     let keeper = group.id().as_raw_nonzero().get();
     record.group = identity::record_group(keeper).ok();
+    // Recorded running, with the group, while the keeper makes the sandbox and executes the
+    // command: the record's `fsync` (on the path `start` waits on) overlaps that work. From
+    // here the group exists and is the command's, so `running` is what the sweep must know;
+    // if the program then cannot be executed, the record goes on to `failed` before `start`
+    // returns. The folder is not synced: `start` is waiting, and a crash of the machine loses
+    // nothing the sweep needs (see `write_unsynced_name`).
+    record.state = State::Running;
+    records.write_unsynced_name(lock, record).map_err(failed)?;
     if let Some(failure) = group.wait_started() {
         let (code, why) = match failure {
             StartFailure::Exec(errno) => (
@@ -158,10 +190,6 @@ fn run_command(
         let _ = group.wait(dummy, Instant::now(), Duration::ZERO, &stop_signals);
         return Err(Refusal { exit_code: code, message: why });
     }
-    record.state = State::Running;
-    // The folder is not synced: `start` is waiting, and a machine crash loses nothing the sweep
-    // needs (see `write_unsynced_name`).
-    records.write_unsynced_name(lock, record).map_err(failed)?;
     fault("supervise-running");
     say("ok");
 
