@@ -4,6 +4,10 @@
 #   execwrap /bin/true             one extra execve (../shared/bench/execwrap.c)
 #   lljail /bin/true               a minimal C launcher: pgid, no_new_privs, Landlock, seccomp
 #                                  (../shared/bench/lljail.c): the floor
+#   keeperwrap lljail /bin/true    lnk's process shape around lljail (bench/keeperwrap.c: a keeper
+#                                  in a session of its own forks the program and reports its
+#                                  status on a pipe); less one execve (execwrap), the floor of
+#                                  any launcher of this shape: see README, Performance
 #   lnk sandbox run -- true        the embedded default (55 programs granted execute), in the
 #                                  call's own world (user, mount, IPC, network, pid namespaces)
 #   lnk … --command true -- true   a sandbox allowing one program and nothing else, own world
@@ -30,6 +34,7 @@ CARGO_TARGET_DIR=$PWD/target/bench-landlock-only cargo build --release --quiet -
 lnk_ll=$PWD/target/bench-landlock-only/release/lnk
 gcc -O2 -o "$out/lljail" "$shared/bench/lljail.c"
 gcc -O2 -o "$out/execwrap" "$shared/bench/execwrap.c"
+gcc -O2 -o "$out/keeperwrap" bench/keeperwrap.c
 # The default with one program: its `commands = [ … ]` array (several lines) becomes ["true"].
 awk '/^commands = \[/ { print "commands = [\"true\"]"; skip = 1; next }
      skip && /^\]/ { skip = 0; next }
@@ -41,6 +46,7 @@ hyperfine -N --warmup 30 --runs 300 --export-json "$OLDPWD/$out/launch.json" \
   '/bin/true' \
   "$OLDPWD/$out/execwrap /bin/true" \
   "$OLDPWD/$out/lljail /bin/true" \
+  "$OLDPWD/$out/keeperwrap $OLDPWD/$out/lljail /bin/true" \
   "$lnk sandbox run -- true" \
   "$lnk sandbox run --command true -- true" \
   "$lnk sandbox run --file $one_program -- true" \
@@ -60,6 +66,11 @@ floor = next(v for k, v in median.items() if "lljail" in k)
 print("\nmedian launch, ratio to lljail (same run):")
 for cmd, m in median.items():
     print(f"  {m*1e3:7.3f} ms  {m/floor:5.2f}x  {cmd}")
+bare = median["/bin/true"]
+execve = next(v for k, v in median.items() if "execwrap" in k) - bare
+shape = next(v for k, v in median.items() if "keeperwrap" in k) - execve
+print(f"the floor of lnk's shape (keeperwrap lljail, less one execve): {shape*1e3:.3f} ms, "
+      f"{shape/floor:.2f}x lljail")
 default = median[f"{lnk} sandbox run -- true"]
 one_file = next(v for k, v in median.items() if "one-program.toml" in k)
 print(f"the default beside the same file with one program: {default/one_file:.2f}x")
