@@ -165,20 +165,28 @@ impl Policy {
 }
 
 /// Emits a binary search over `ranges` (sorted, the first starting at 0) with `A` holding the
-/// system call number. Each split is `if A >= start(right half) goto right`, a conditional jump
-/// over a long jump, so no offset depends on the size of the code it skips (a conditional
-/// jump reaches only 255 instructions).
+/// system call number. Each split is `if A >= start(right half) goto right`, with the left
+/// half's code right after it. A conditional jump reaches only 255 instructions ahead, so when
+/// the left half is longer (near the root only) the split jumps over a long jump (`ja`) instead.
+/// Every instruction saved here is one the kernel verifies and JIT-compiles at every launch:
+/// installing the filter was ~0.15 ms of a launch.
 fn search(ranges: &[(u32, Option<&Entry>)], code: &mut Vec<Instruction>) {
     if let [(_, entry)] = ranges {
         leaf(*entry, code);
         return;
     }
     let (left, right) = ranges.split_at(ranges.len() / 2);
-    code.push(Instruction::jump(BPF_JGE, right[0].0, 0, 1));
-    let long_jump = code.len();
-    code.push(Instruction { code: BPF_JMP | BPF_JA, jt: 0, jf: 0, k: 0 });
-    search(left, code);
-    code[long_jump].k = u32::try_from(code.len() - long_jump - 1).expect("a filter is small");
+    let mut left_code = Vec::new();
+    search(left, &mut left_code);
+    match u8::try_from(left_code.len()) {
+        Ok(skip) => code.push(Instruction::jump(BPF_JGE, right[0].0, skip, 0)),
+        Err(_) => {
+            code.push(Instruction::jump(BPF_JGE, right[0].0, 0, 1));
+            let over = u32::try_from(left_code.len()).expect("a filter is small");
+            code.push(Instruction { code: BPF_JMP | BPF_JA, jt: 0, jf: 0, k: over });
+        }
+    }
+    code.extend(left_code);
     search(right, code);
 }
 
@@ -433,6 +441,19 @@ pub(crate) mod tests {
         p.set(8, Entry::When { rules: vec![], answer: Answer::Errno(1) });
         assert_compiles_faithfully(&p);
         assert_compiles_faithfully(&Policy::default());
+    }
+
+    #[test]
+    fn a_policy_too_long_for_short_jumps_compiles_faithfully() {
+        // Every other number refused, with two answers: 600 ranges, so the halves near the
+        // root are longer than a conditional jump reaches and need the long jump.
+        let mut p = Policy::default();
+        for nr in (0..1200).step_by(2) {
+            p.set(nr, Entry::Always(Answer::Errno(if nr % 4 == 0 { 1 } else { 38 })));
+        }
+        let code = p.compile();
+        assert!(code.iter().any(|i| i.code == BPF_JMP | BPF_JA), "the long jump is exercised");
+        assert_compiles_faithfully(&p);
     }
 
     #[test]
