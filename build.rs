@@ -11,9 +11,10 @@
 //! Only the release profile (whose `panic = "abort"` and `lto = true` are in Cargo.toml; a
 //! `cargo test --release` binary is one LTO object too, and unwinds through the static
 //! unwinder), never a fuzzing build (`cfg(fuzzing)`: no LTO there), only on GNU/Linux, and only
-//! when the C compiler says where `libgcc_eh.a` is; otherwise nothing changes. Without LTO the
-//! standard library's objects come after this library on the link line and would still take
-//! the shared unwinder, and one process must not mix two.
+//! when the C compiler says where `libgcc_eh.a` is and builds for the machine it runs on (no
+//! cross build: the host's `cc` would name the host's archive); otherwise nothing changes.
+//! Without LTO the standard library's objects come after this library on the link line and
+//! might take the shared unwinder, and one process must not mix two.
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -24,6 +25,7 @@ fn main() {
     let fuzzing = std::env::var_os("CARGO_CFG_FUZZING").is_some();
     if var("PROFILE") != "release"
         || fuzzing
+        || var("HOST") != var("TARGET")
         || var("CARGO_CFG_TARGET_OS") != "linux"
         || var("CARGO_CFG_TARGET_ENV") != "gnu"
     {

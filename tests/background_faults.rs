@@ -66,6 +66,65 @@ fn start_dies_before_the_record_and_its_supervisor_starts_nothing() {
     let script = format!("touch {}; exec sleep 30", ran.display());
     let out = start_faulty(&bg, "start-before-publish", &bridge, &["sh", "-c", &script]);
     assert_eq!(out.status.code(), None, "killed by its fault point");
+    wait_for_no_supervisor(&bg);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!ran.exists(), "the command ran without a record");
+    assert!(bg.list().as_array().unwrap().is_empty(), "{}", bg.list());
+    // Only the lock file was left; the sweep removes it and tells nothing.
+    let s = bg.sweep(Some(&bridge.path));
+    assert_eq!(s["told"].as_array().unwrap().len(), 0, "{s}");
+    let left: Vec<_> = std::fs::read_dir(bg.agent_dir.join("runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().starts_with('r'))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert!(bridge.wait_for(1, Duration::from_millis(300)).is_empty());
+}
+
+#[test]
+fn a_published_record_is_not_run_before_start_says_go() {
+    // `start` frozen (SIGSTOP) right after its record is on the disk, before `go`: the
+    // supervisor, already running and able to read the record, must not start the command.
+    // When `start` then dies, nothing has run and the sweep ends the record once.
+    let bg = Bg::new("f-go");
+    let bridge = TestBridge::new(&bg.dir);
+    let ran = bg.files_dir.join("ran");
+    let script = format!("touch {}; exec sleep 30", ran.display());
+    let mut c = bg.cmd("start");
+    c.env("LNK_FAULT", "start-after-publish:stop")
+        .arg("--file")
+        .arg(&bg.policy)
+        .arg("--bridge")
+        .arg(&bridge.path)
+        .args(["--", "sh", "-c", &script])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut start = c.spawn().unwrap();
+    let stat = format!("/proc/{}/stat", start.id());
+    let stopped = || {
+        std::fs::read_to_string(&stat)
+            .is_ok_and(|s| s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('T')))
+    };
+    let until = Instant::now() + Duration::from_secs(10);
+    while !stopped() {
+        assert!(Instant::now() < until, "start never reached its fault point");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(only_record(&bg)["state"], "starting", "the record is published");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!ran.exists(), "the supervisor started the command before `go`");
+    start.kill().unwrap();
+    start.wait().unwrap();
+    wait_for_no_supervisor(&bg);
+    assert!(!ran.exists(), "the command ran without `go`");
+    let r = swept_once(&bg, &bridge, "lost");
+    assert_eq!(r["leftovers_possible"], false, "nothing was ever started: {r}");
+}
+
+/// Waits until no `lnk-link-run supervise` of this agent is left.
+fn wait_for_no_supervisor(bg: &Bg) {
     let agent = bg.agent_dir.to_str().unwrap().to_owned();
     let supervisors = || {
         std::fs::read_dir("/proc")
@@ -83,20 +142,6 @@ fn start_dies_before_the_record_and_its_supervisor_starts_nothing() {
         assert!(Instant::now() < until, "the supervisor outlived start without being told to go");
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(!ran.exists(), "the command ran without a record");
-    assert!(bg.list().as_array().unwrap().is_empty(), "{}", bg.list());
-    // Only the lock file was left; the sweep removes it and tells nothing.
-    let s = bg.sweep(Some(&bridge.path));
-    assert_eq!(s["told"].as_array().unwrap().len(), 0, "{s}");
-    let left: Vec<_> = std::fs::read_dir(bg.agent_dir.join("runs"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name())
-        .filter(|n| n.to_string_lossy().starts_with('r'))
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
-    assert!(bridge.wait_for(1, Duration::from_millis(300)).is_empty());
 }
 
 #[test]

@@ -82,6 +82,7 @@ pub fn supervise(agent: &Agent, opts: &SuperviseOptions) -> u8 {
             record.detail = records::format::clip(&message, records::format::DETAIL_MAX_BYTES).to_owned();
             record.ended_ms = Some(records::now_ms());
             record.told = true;
+            fault("supervise-failing");
             let _ = records.write(&lock, &record);
             say(&format!("fail {exit_code} {message}"));
             return exit_code;
@@ -94,6 +95,12 @@ pub fn supervise(agent: &Agent, opts: &SuperviseOptions) -> u8 {
     }
     let _ = bridge::tell(records, &lock, &mut record, opts.bridge.as_deref());
     0
+}
+
+/// Ends the group at once (SIGKILL) and reaps it, for a command that must not go on.
+fn end_now(group: lifetime::Group, stop_signals: &OwnedFd) {
+    let none: [lifetime::OutputSink<'_>; 2] = [(None, &mut |_| {}), (None, &mut |_| {})];
+    let _ = group.wait(none, Instant::now(), Duration::ZERO, stop_signals);
 }
 
 /// Waits for `start`'s word that the record is on the disk. False when the pipe closes without
@@ -173,7 +180,11 @@ fn run_command(
     // returns. The folder is not synced: `start` is waiting, and a crash of the machine loses
     // nothing the sweep needs (see `write_unsynced_name`).
     record.state = State::Running;
-    records.write_unsynced_name(lock, record).map_err(failed)?;
+    if let Err(why) = records.write_unsynced_name(lock, record) {
+        // Not left to start unrecorded: the group ends here (the keeper, its program and all).
+        end_now(group, &stop_signals);
+        return Err(failed(why));
+    }
     if let Some(failure) = group.wait_started() {
         let (code, why) = match failure {
             StartFailure::Exec(errno) => (
@@ -186,8 +197,7 @@ fn run_command(
                 (exit::HELPER_FAILED, format!("cannot enter the sandbox: {why}"))
             }
         };
-        let dummy: [lifetime::OutputSink<'_>; 2] = [(None, &mut |_| {}), (None, &mut |_| {})];
-        let _ = group.wait(dummy, Instant::now(), Duration::ZERO, &stop_signals);
+        end_now(group, &stop_signals);
         return Err(Refusal { exit_code: code, message: why });
     }
     fault("supervise-running");

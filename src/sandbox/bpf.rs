@@ -347,7 +347,8 @@ pub(crate) mod tests {
             let want = policy.decide(AUDIT_ARCH, nr, &args).ret_value();
             assert_eq!(run(&code, AUDIT_ARCH, nr, &args), want, "rule case: nr {nr} args {args:x?}");
         }
-        let numbers = (0..1100u32).chain([X32_SYSCALL_BIT, X32_SYSCALL_BIT | 1, u32::MAX]);
+        let last = policy.entries.keys().next_back().map_or(0, |n| n + 2);
+        let numbers = (0..1100u32.max(last)).chain([X32_SYSCALL_BIT, X32_SYSCALL_BIT | 1, u32::MAX]);
         for nr in numbers {
             for arch in [AUDIT_ARCH, 0x4000_0003] {
                 for (n, v) in values.iter().enumerate() {
@@ -444,8 +445,40 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn splits_at_the_edge_of_a_conditional_jumps_reach_compile_faithfully() {
+        // Left halves of exactly 255 instructions (the most a conditional jump skips) and of
+        // 256 (the fewest that need the long jump) both occur in this family of policies, and
+        // every program answers as its policy does, for every number and for arguments that
+        // meet and miss the conditional entries' check.
+        let (mut short_255, mut long_256) = (false, false);
+        for conditional in 0..4u32 {
+            for n in 100..170u32 {
+                let mut p = Policy::default();
+                for i in 0..n {
+                    let entry = if i < conditional {
+                        Entry::When { rules: vec![vec![Check::eq(0, 7)]], answer: Answer::Errno(1) }
+                    } else {
+                        Entry::Always(Answer::Errno(if i % 2 == 0 { 1 } else { 38 }))
+                    };
+                    p.set(libc::c_long::from(2 * i), entry);
+                }
+                let code = p.compile();
+                short_255 |= code.iter().any(|i| i.code == BPF_JMP | BPF_JGE && i.jt == 255);
+                long_256 |= code.iter().any(|i| i.code == BPF_JMP | BPF_JA && i.k == 256);
+                for nr in 0..2 * n + 2 {
+                    for args in [[0u64; 6], [7, 0, 0, 0, 0, 0]] {
+                        let want = p.decide(AUDIT_ARCH, nr, &args).ret_value();
+                        assert_eq!(run(&code, AUDIT_ARCH, nr, &args), want, "n {n} c {conditional} nr {nr}");
+                    }
+                }
+            }
+        }
+        assert!(short_255 && long_256, "both edges met: 255 {short_255}, 256 {long_256}");
+    }
+
+    #[test]
     fn a_policy_too_long_for_short_jumps_compiles_faithfully() {
-        // Every other number refused, with two answers: 600 ranges, so the halves near the
+        // Every other number refused, with two answers: 1,200 ranges, so the halves near the
         // root are longer than a conditional jump reaches and need the long jump.
         let mut p = Policy::default();
         for nr in (0..1200).step_by(2) {
