@@ -35,6 +35,7 @@ lnk_ll=$PWD/target/bench-landlock-only/release/lnk
 gcc -O2 -o "$out/lljail" "$shared/bench/lljail.c"
 gcc -O2 -o "$out/execwrap" "$shared/bench/execwrap.c"
 gcc -O2 -o "$out/keeperwrap" bench/keeperwrap.c
+gcc -O2 -o "$out/interleave" bench/interleave.c
 # The default with one program: its `commands = [ … ]` array (several lines) becomes ["true"].
 awk '/^commands = \[/ { print "commands = [\"true\"]"; skip = 1; next }
      skip && /^\]/ { skip = 0; next }
@@ -55,6 +56,17 @@ hyperfine -N --warmup 30 --runs 300 --export-json "$OLDPWD/$out/launch.json" \
   "env $lnk sandbox run --command true -- true" \
   'bwrap --ro-bind / / /bin/true' \
   'bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev --tmpfs /tmp /bin/true'
+
+# The pairs whose ratios are issue 13's goals, again, run in turn (A B C A B C …) rather than in
+# blocks: this VM's speed drifts between minutes, and a drift then lands on every line alike.
+echo
+echo "interleaved (bench/interleave.c, medians of 300 turns):"
+"$OLDPWD/$out/interleave" 300 /bin/true ::: "$OLDPWD/$out/execwrap" /bin/true ::: \
+  "$OLDPWD/$out/lljail" /bin/true ::: "$OLDPWD/$out/keeperwrap" "$OLDPWD/$out/lljail" /bin/true ::: \
+  /usr/bin/env LNK_TEST_LANDLOCK_ONLY=1 "$lnk_ll" sandbox run --command true -- true ::: \
+  "$lnk" sandbox run --command true -- true ::: "$lnk" sandbox run --file "$one_program" -- true ::: \
+  "$lnk" sandbox run -- true ::: "$(command -v bwrap)" --ro-bind / / /bin/true ::: \
+  "$(command -v bwrap)" --unshare-all --ro-bind / / --proc /proc --dev /dev --tmpfs /tmp /bin/true
 cd "$OLDPWD"
 
 python3 - "$out/launch.json" "$lnk" <<'PY'

@@ -136,6 +136,8 @@ pub struct ExecFiles {
     /// Folders of an allowed program's own helper programs (see [`HELPER_FOLDERS`]).
     pub helper_folders: Vec<OwnedFd>,
     loaders: Vec<PathBuf>,
+    /// What the PATH folders hold, learnt from the lookups so far.
+    folder_names: crate::program_path::FolderNames,
 }
 
 /// Folders of a program's own helper programs, which it runs by full path rather than through
@@ -149,13 +151,21 @@ pub const HELPER_FOLDERS: &[(&str, &[&str])] = &[("git", &["lib/git-core", "libe
 /// Opens an allowed program by name through the system PATH folders, following the last link,
 /// and the dynamic loader it asks for. `Ok(None)` when no folder has it.
 pub fn open_program(name: &str, out: &mut ExecFiles) -> Result<Option<PathBuf>, GrantError> {
-    for folder in SYSTEM_PATH {
-        let path = Path::new(folder).join(name);
-        let Ok(fd) =
-            rustix::fs::open(&path, OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK, Mode::empty())
-        else {
+    for (i, folder) in SYSTEM_PATH.iter().enumerate() {
+        if !out.folder_names.may_hold(i, name) {
             continue;
-        };
+        }
+        let path = Path::new(folder).join(name);
+        let fd =
+            match rustix::fs::open(&path, OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK, Mode::empty())
+            {
+                Ok(fd) => fd,
+                Err(Errno::NOENT) => {
+                    out.folder_names.missed(i, Path::new(folder));
+                    continue;
+                }
+                Err(_) => continue,
+            };
         let Ok(stat) = rustix::fs::fstat(&fd) else { continue };
         let regular = rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::RegularFile;
         if !regular || stat.st_mode & 0o111 == 0 {
