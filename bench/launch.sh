@@ -59,33 +59,45 @@ hyperfine -N --warmup 30 --runs 300 --export-json "$OLDPWD/$out/launch.json" \
 
 # The pairs whose ratios are issue 13's goals, again, run in turn (A B C A B C …) rather than in
 # blocks: this VM's speed drifts between minutes, and a drift then lands on every line alike.
-echo
-echo "interleaved (bench/interleave.c, medians of 300 turns):"
 "$OLDPWD/$out/interleave" 300 /bin/true ::: "$OLDPWD/$out/execwrap" /bin/true ::: \
   "$OLDPWD/$out/lljail" /bin/true ::: "$OLDPWD/$out/keeperwrap" "$OLDPWD/$out/lljail" /bin/true ::: \
   /usr/bin/env LNK_TEST_LANDLOCK_ONLY=1 "$lnk_ll" sandbox run --command true -- true ::: \
   "$lnk" sandbox run --command true -- true ::: "$lnk" sandbox run --file "$one_program" -- true ::: \
   "$lnk" sandbox run -- true ::: "$(command -v bwrap)" --ro-bind / / /bin/true ::: \
-  "$(command -v bwrap)" --unshare-all --ro-bind / / --proc /proc --dev /dev --tmpfs /tmp /bin/true
+  "$(command -v bwrap)" --unshare-all --ro-bind / / --proc /proc --dev /dev --tmpfs /tmp /bin/true \
+  > "$OLDPWD/$out/interleaved.txt"
 cd "$OLDPWD"
 
-python3 - "$out/launch.json" "$lnk" <<'PY'
+python3 - "$out/launch.json" "$lnk" "$out/interleaved.txt" <<'PY'
 import json, os, subprocess, sys, time
 results = json.load(open(sys.argv[1]))["results"]
 lnk = sys.argv[2]
-median = {r["command"]: r["median"] for r in results}
-floor = next(v for k, v in median.items() if "lljail" in k)
-print("\nmedian launch, ratio to lljail (same run):")
-for cmd, m in median.items():
-    print(f"  {m*1e3:7.3f} ms  {m/floor:5.2f}x  {cmd}")
-bare = median["/bin/true"]
-execve = next(v for k, v in median.items() if "execwrap" in k) - bare
-shape = next(v for k, v in median.items() if "keeperwrap" in k) - execve
-print(f"the floor of lnk's shape (keeperwrap lljail, less one execve): {shape*1e3:.3f} ms, "
-      f"{shape/floor:.2f}x lljail")
-default = median[f"{lnk} sandbox run -- true"]
-one_file = next(v for k, v in median.items() if "one-program.toml" in k)
-print(f"the default beside the same file with one program: {default/one_file:.2f}x")
+
+def table(title, median):
+    floor = next(v for k, v in median.items() if "lljail" in k and "keeperwrap" not in k)
+    print(f"\n{title}, ratio to lljail:")
+    for cmd, m in median.items():
+        print(f"  {m*1e3:7.3f} ms  {m/floor:5.2f}x  {cmd}")
+    pick = lambda *words: next(v for k, v in median.items() if all(w in k for w in words))
+    execve = pick("execwrap") - median["/bin/true"]
+    shape = pick("keeperwrap") - execve
+    ro_bind = pick("bwrap --ro-bind")
+    ll = pick("LNK_TEST_LANDLOCK_ONLY=1", "--command true") - execve  # less `env`'s own execve
+    print(f"  the floor of lnk's shape (keeperwrap lljail, less one execve): {shape*1e3:.3f} ms = "
+          f"{shape/floor:.2f}x lljail = {shape/ro_bind:.2f}x bwrap --ro-bind")
+    print(f"  Landlock-only, one program, less env's execve: {ll/floor:.2f}x lljail, "
+          f"{ll/ro_bind:.2f}x bwrap --ro-bind, {ll/shape:.2f}x the floor of its shape")
+    own = pick(f"{lnk} sandbox run --command true")
+    print(f"  own world, one program: {own/pick('--unshare-all'):.2f}x bwrap with those namespaces")
+    default = median[f"{lnk} sandbox run -- true"]
+    print(f"  the default beside the same file with one program: {default/pick('one-program.toml'):.2f}x")
+
+table("hyperfine, medians of 300 runs in blocks", {r["command"]: r["median"] for r in results})
+interleaved = {}
+for line in open(sys.argv[3]):
+    ms, _, cmd = line.strip().partition(" ms  ")
+    interleaved[cmd.replace("/usr/bin/env", "env").replace("/usr/bin/bwrap", "bwrap")] = float(ms) / 1e3
+table("interleaved (bench/interleave.c), medians of 300 turns", interleaved)
 
 def run_measured(args, stdout=subprocess.DEVNULL):
     start = time.monotonic()

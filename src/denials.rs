@@ -100,12 +100,22 @@ pub fn program_not_listed(name: &str) -> Denial {
 /// The denials the program's error output shows, explained by the grants. `cwd` is where the
 /// program started (a relative path it names is taken from there).
 ///
-/// `holes` are the paths the call's grants were cut around ([`crate::protected::call_holes`]):
+/// `holes` gives the paths the call's grants were cut around ([`crate::protected::call_holes`]):
 /// a refusal there is the protected set or `[files] deny` at work, whatever the grants say.
-pub fn infer(output: &str, flags: &SandboxFlags, cwd: &Path, holes: &[PathBuf]) -> Vec<Denial> {
+/// It is called only if some line names a refused path (finding the protected set is a few
+/// dozen system calls, and most calls print no refusal).
+pub fn infer(
+    output: &str,
+    flags: &SandboxFlags,
+    cwd: &Path,
+    holes: impl FnOnce() -> Vec<PathBuf>,
+) -> Vec<Denial> {
     let mut denials: Vec<Denial> = Vec::new();
+    let mut find_holes = Some(holes);
+    let mut found: Option<Vec<PathBuf>> = None;
     for line in output.lines() {
         let Some((path, kind)) = refused_path(line) else { continue };
+        let holes = found.get_or_insert_with(|| find_holes.take().map(|f| f()).unwrap_or_default());
         let Some(denial) = explain(&path, kind, flags, cwd, holes) else { continue };
         if !denials.iter().any(|d| d.target == denial.target && d.access == denial.access) {
             denials.push(denial);
@@ -301,7 +311,9 @@ mod tests {
     }
 
     fn one(line: &str) -> Option<Denial> {
-        infer(line, &flags(), Path::new("/home/ann"), &[PathBuf::from("/home/ann/.aws")]).into_iter().next()
+        infer(line, &flags(), Path::new("/home/ann"), || vec![PathBuf::from("/home/ann/.aws")])
+            .into_iter()
+            .next()
     }
 
     #[test]

@@ -156,8 +156,8 @@ pub fn run(req: &RunRequest) -> Report {
     if !session {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let grants: Vec<&PathBuf> = req.flags.read.iter().chain(&req.flags.write).collect();
-        let holes = crate::protected::call_holes(&req.flags.deny, &req.home, &grants, &req.protected);
-        report.denials = crate::denials::infer(&report.stderr.text, &req.flags, &cwd, &holes);
+        let holes = || crate::protected::call_holes(&req.flags.deny, &req.home, &grants, &req.protected);
+        report.denials = crate::denials::infer(&report.stderr.text, &req.flags, &cwd, holes);
     }
     report.wall = started.elapsed();
     report.timed_out = waited.timed_out;
