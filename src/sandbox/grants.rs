@@ -273,10 +273,19 @@ mod tests {
 /// How much of a folder a rule covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
-    /// Everything beneath it, with the grant's rights.
-    Whole,
+    /// Everything beneath it, with the grant's rights; what it is, when known from opening it.
+    Whole(Kind),
     /// Its listing only: a folder on the way to a hole.
     Listing,
+}
+
+/// What a rule's descriptor is, when the caller knows (opened with `O_DIRECTORY`, a program, or
+/// an entry whose descriptor was `fstat`ed); `Either` is found out with an `fstat`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Folder,
+    File,
+    Either,
 }
 
 /// The system folders every program may read, opened, with how much of each: `roots` whole,
@@ -313,10 +322,12 @@ pub fn open_around(
 ) -> Result<Vec<(OwnedFd, Part)>, GrantError> {
     let holds_hole = |dir: &Path| holes.iter().any(|h| h.starts_with(dir));
     let mut opened = Vec::new();
-    let mut pending: Vec<(PathBuf, OwnedFd)> = vec![(path.to_owned(), fd)];
-    while let Some((path, fd)) = pending.pop() {
+    // Each entry's kind comes from the `fstat` of the descriptor opened for it (not from the
+    // listing, which a swap could make stale), so its rule needs no second one.
+    let mut pending: Vec<(PathBuf, OwnedFd, Kind)> = vec![(path.to_owned(), fd, Kind::Either)];
+    while let Some((path, fd, kind)) = pending.pop() {
         if !holds_hole(&path) {
-            opened.push((fd, Part::Whole));
+            opened.push((fd, Part::Whole(kind)));
             continue;
         }
         let is_hole = holes.contains(&path);
@@ -347,12 +358,15 @@ pub fn open_around(
                 Err(Errno::NOENT) => continue,
                 Err(e) => return Err(other(e)),
             };
-            let kind = rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&child).map_err(other)?.st_mode);
-            if kind == rustix::fs::FileType::Symlink {
-                continue;
-            }
+            let kind = match rustix::fs::FileType::from_raw_mode(
+                rustix::fs::fstat(&child).map_err(other)?.st_mode,
+            ) {
+                rustix::fs::FileType::Symlink => continue,
+                rustix::fs::FileType::Directory => Kind::Folder,
+                _ => Kind::File,
+            };
             use std::os::unix::ffi::OsStrExt as _;
-            pending.push((path.join(std::ffi::OsStr::from_bytes(name.to_bytes())), child));
+            pending.push((path.join(std::ffi::OsStr::from_bytes(name.to_bytes())), child, kind));
         }
         opened.push((fd, Part::Listing));
     }

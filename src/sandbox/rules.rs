@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use landlock::{AccessFs, BitFlags, PathBeneath, RulesetCreated, RulesetCreatedAttr};
 
 use super::grants;
+pub(super) use super::grants::Kind;
 use super::{PINNED_ABI, Refusal, SYSTEM_READ, SandboxRequest, read_rights};
 
 /// Adds a grant's rules: the whole folder, or, when holes lie in it, the folder around them (see
@@ -26,7 +27,7 @@ pub(super) fn add_around(
     let parts = grants::open_around(path, fd, &inside, false).map_err(|e| Refusal::kernel(e.to_string()))?;
     for (fd, part) in parts {
         ruleset = match part {
-            grants::Part::Whole => add(ruleset, fd, rights, Kind::Either)?,
+            grants::Part::Whole(kind) => add(ruleset, fd, rights, kind)?,
             grants::Part::Listing => add(ruleset, fd, AccessFs::ReadDir.into(), Kind::Folder)?,
         };
     }
@@ -88,14 +89,6 @@ pub(super) fn program_home(req: &SandboxRequest<'_>, own_world: bool) -> (PathBu
     }
 }
 
-/// What a rule's descriptor is, when the caller knows (opened with `O_DIRECTORY`, or a program).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    Folder,
-    File,
-    Either,
-}
-
 pub(super) fn add(
     ruleset: RulesetCreated,
     fd: OwnedFd,
@@ -127,7 +120,7 @@ pub(super) fn grant_system_read_except_programs(
         .map_err(|e| Refusal::kernel(e.to_string()))?;
     for (fd, how) in folders {
         ruleset = match how {
-            grants::Part::Whole => add(ruleset, fd, read_rights(), Kind::Either)?,
+            grants::Part::Whole(kind) => add(ruleset, fd, read_rights(), kind)?,
             grants::Part::Listing => add(ruleset, fd, AccessFs::ReadDir.into(), Kind::Folder)?,
         };
     }
