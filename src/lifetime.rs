@@ -198,17 +198,21 @@ fn keeper_main(
         Some(report_r) => sys::close_all_except(&[status.as_fd(), report_r.as_fd()]),
         None => sys::close_all_except(&[status.as_fd()]),
     }
+    // In the own world pid 1 writes the program's status and then exits. The status goes on
+    // to the helper as soon as it is written, not after pid 1's exit (the end of its pid
+    // namespace): the helper waits for that exit anyway when it reaps what the keeper leaves.
+    // Without a report (pid 1 died first), pid 1's own status is told below.
+    if let Some(told) = report_r.as_ref().and_then(read_report) {
+        let _ = rustix::io::write(&status, &told);
+        // The program is over: so is everything it started, the keeper included.
+        let _ = rustix::process::kill_current_process_group(Signal::KILL);
+    }
     loop {
         match rustix::process::wait(WaitOptions::empty()) {
             Ok(Some((pid, wait_status))) if pid == program => {
-                // In the own world, the program's status as its pid 1 saw it; that pid 1 has
-                // exited, so the pipe holds the report or its end, and the read never waits.
-                let mut told = [0u8; 8];
-                let encoded = match &report_r {
-                    Some(r) if rustix::io::read(r, &mut told) == Ok(8) => told,
-                    _ => encode_exit(wait_status),
-                };
-                let _ = rustix::io::write(&status, &encoded);
+                // The program's own status (Landlock-only), or in the own world that of a pid 1
+                // that ended without a report (a report was told above).
+                let _ = rustix::io::write(&status, &encode_exit(wait_status));
                 // The program is over: so is everything it started, the keeper included.
                 let _ = rustix::process::kill_current_process_group(Signal::KILL);
             }
@@ -218,6 +222,19 @@ fn keeper_main(
                 let _ = rustix::process::kill_current_process_group(Signal::KILL);
                 sys::exit_now(125);
             }
+        }
+    }
+}
+
+/// The 8-byte report of the world's pid 1, or `None` when its pipe closes without one.
+fn read_report(report: &OwnedFd) -> Option<[u8; 8]> {
+    let mut told = [0u8; 8];
+    loop {
+        match rustix::io::read(report, &mut told) {
+            Ok(8) => return Some(told),
+            Err(rustix::io::Errno::INTR) => {}
+            // One `write` of 8 bytes on a pipe is atomic: anything else is no report.
+            _ => return None,
         }
     }
 }
