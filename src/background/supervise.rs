@@ -50,6 +50,9 @@ pub fn supervise(agent: &Agent, opts: &SuperviseOptions) -> u8 {
     for fd in [&lock_fd, &ready, &slot, &go] {
         let _ = rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::CLOEXEC);
     }
+    // What needs no record is made while `start` syncs it (dropped, with the tmp folder, if
+    // `go` never comes).
+    let early = Early::make();
     if !told_go(&go) {
         return exit::HELPER_FAILED;
     }
@@ -74,7 +77,7 @@ pub fn supervise(agent: &Agent, opts: &SuperviseOptions) -> u8 {
     record.supervisor =
         identity::proc_stat(me).map(|s| records::format::SupervisorIdentity { pid: me, start: s.start });
 
-    let agent_stopped = match run_command(agent, opts, &lock, &mut record, &say) {
+    let agent_stopped = match run_command(agent, opts, &lock, &mut record, &say, early) {
         Ok(agent_stopped) => agent_stopped,
         Err(Refusal { exit_code, message }) => {
             // Said synchronously to `start`, so there is nothing left to tell.
@@ -119,6 +122,24 @@ fn told_go(go: &OwnedFd) -> bool {
     word == super::GO
 }
 
+/// What the supervisor makes before the record is read: nothing here depends on it. A failure
+/// is kept and reported once the record can say it.
+struct Early {
+    home: Result<PathBuf, String>,
+    tmp: Result<PrivateTmp, String>,
+    kernel: KernelSupport,
+}
+
+impl Early {
+    fn make() -> Early {
+        Early {
+            home: crate::paths::home_dir().map_err(|e| e.to_string()),
+            tmp: PrivateTmp::create(),
+            kernel: KernelSupport::probe_for_launch(),
+        }
+    }
+}
+
 /// Runs the command to its end and records it. Returns whether the end was the agent stopping
 /// (`stop --all`), whose message waits until the agent is back.
 fn run_command(
@@ -127,14 +148,15 @@ fn run_command(
     lock: &RecordLock,
     record: &mut Record,
     say: &dyn Fn(&str),
+    early: Early,
 ) -> Result<bool, Refusal> {
     let records = &agent.records;
     let failed = |e: String| Refusal::kernel(e);
     let flags = SandboxFlags::from_args(&record.sandbox).map_err(|e| failed(e.0))?;
-    let home = crate::paths::home_dir().map_err(|e| failed(e.to_string()))?;
-    let tmp = PrivateTmp::create().map_err(failed)?;
+    let home = early.home.map_err(failed)?;
+    let tmp = early.tmp.map_err(failed)?;
     let protected = vec![agent.agent_dir.clone()];
-    let kernel = KernelSupport::probe_for_launch();
+    let kernel = early.kernel;
     let sandbox_req = SandboxRequest {
         flags: &flags,
         program: &record.program,
