@@ -10,7 +10,8 @@ use common::*;
 
 use std::time::{Duration, Instant};
 
-fn start_faulty(bg: &Bg, fault: &str, bridge: &TestBridge, program: &[&str]) -> std::process::Output {
+/// `start` of `program`, with `LNK_FAULT` set to `fault` (inherited by the supervisor).
+fn faulty(bg: &Bg, fault: &str, bridge: &TestBridge, program: &[&str]) -> std::process::Command {
     let mut c = bg.cmd("start");
     c.env("LNK_FAULT", fault)
         .arg("--file")
@@ -19,7 +20,11 @@ fn start_faulty(bg: &Bg, fault: &str, bridge: &TestBridge, program: &[&str]) -> 
         .arg(&bridge.path)
         .arg("--")
         .args(program);
-    run(&mut c)
+    c
+}
+
+fn start_faulty(bg: &Bg, fault: &str, bridge: &TestBridge, program: &[&str]) -> std::process::Output {
+    run(&mut faulty(bg, fault, bridge, program))
 }
 
 fn only_record(bg: &Bg) -> serde_json::Value {
@@ -92,16 +97,11 @@ fn a_published_record_is_not_run_before_start_says_go() {
     let bridge = TestBridge::new(&bg.dir);
     let ran = bg.files_dir.join("ran");
     let script = format!("touch {}; exec sleep 30", ran.display());
-    let mut c = bg.cmd("start");
-    c.env("LNK_FAULT", "start-after-publish:stop")
-        .arg("--file")
-        .arg(&bg.policy)
-        .arg("--bridge")
-        .arg(&bridge.path)
-        .args(["--", "sh", "-c", &script])
+    let mut start = faulty(&bg, "start-after-publish:stop", &bridge, &["sh", "-c", &script])
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let mut start = c.spawn().unwrap();
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     let stat = format!("/proc/{}/stat", start.id());
     let stopped = || {
         std::fs::read_to_string(&stat)
