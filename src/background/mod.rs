@@ -3,11 +3,13 @@
 //! Lifetimes, from the outside in:
 //!
 //! ```text
-//! lnk-link-run start      makes and locks the record, starts the supervisor, waits until the
-//!  │                      command has been executed (or says why not), prints the id, exits
+//! lnk-link-run start      locks a record, starts the supervisor, writes and syncs the record,
+//!  │                      says `go`, waits until the command has been executed (or says why
+//!  │                      not), prints the id, exits
 //!  └─ supervise           its own session, so a turn ending, the run server ending or the bridge
 //!      │                  restarting leaves it running; holds the record's lock for its whole
-//!      │                  life; up only while its command runs
+//!      │                  life; reads the record and starts anything only after `go`; up only
+//!      │                  while its command runs
 //!      └─ keeper          the launcher's keeper (see `lifetime`): pins the process group
 //!          └─ command     sandboxed exactly as `lnk sandbox run` sandboxes it (same code)
 //! ```
