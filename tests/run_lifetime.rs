@@ -67,24 +67,6 @@ fn spawn(agent: &Agent, mode: Mode, body: &str) -> Child {
 }
 
 #[test]
-fn the_programs_own_end_is_reported_in_each_mode() {
-    // In the own world the program is pid 2 and its status reaches the helper through pid 1's
-    // report; in the Landlock-only mode the keeper waits for it directly. Either way the code
-    // or the signal is the program's own.
-    for mode in modes() {
-        let agent = Agent::new("ends", POLICY);
-        let r = run_in(&agent, mode, &["sh", "-c", "exit 7"]);
-        assert_eq!((r.code, r.outcome()), (Some(7), "exited"), "{mode:?}: {}", r.raw);
-        assert_eq!(r.json["program_exit_code"], 7, "{mode:?}: {}", r.raw);
-        let r = run_in(&agent, mode, &["sh", "-c", "kill -USR1 $$"]);
-        assert_eq!(r.outcome(), "signaled", "{mode:?}: {}", r.raw);
-        assert_eq!(r.json["program_signal"], libc::SIGUSR1, "{mode:?}: {}", r.raw);
-        let r = run_in(&agent, mode, &["sh", "-c", "exit 0"]);
-        assert_eq!((r.code, r.outcome()), (Some(0), "exited"), "{mode:?}: {}", r.raw);
-    }
-}
-
-#[test]
 fn everything_the_program_started_dies_when_it_exits() {
     for mode in modes() {
         let agent = Agent::new("orphans", POLICY);
