@@ -87,7 +87,7 @@ def table(title, median):
           f"{shape/floor:.2f}x lljail = {shape/ro_bind:.2f}x bwrap --ro-bind")
     print(f"  Landlock-only, one program, less env's execve: {ll/floor:.2f}x lljail, "
           f"{ll/ro_bind:.2f}x bwrap --ro-bind, {ll/shape:.2f}x the floor of its shape")
-    own = pick(f"{lnk} sandbox run --command true")
+    own = median[f"{lnk} sandbox run --command true -- true"]
     print(f"  own world, one program: {own/pick('--unshare-all'):.2f}x bwrap with those namespaces")
     default = median[f"{lnk} sandbox run -- true"]
     print(f"  the default beside the same file with one program: {default/pick('one-program.toml'):.2f}x")

@@ -3,20 +3,29 @@
 //! itself with SIGKILL when it reaches the point of that name, as a crash there would;
 //! `LNK_FAULT=<name>:stop` stops it there (SIGSTOP: a process frozen at that step, which the
 //! test then kills or continues), and `LNK_FAULT=<name>:slow` makes that step 300 ms slower, so
-//! a test can see what others observe in the meantime.
+//! a test can see what others observe in the meantime. `LNK_FAULT=<name>:fail` makes the step
+//! guarded by [`fails`] fail, for an error no crash can cause (a write the disk refuses).
 
 use std::time::Duration;
 
+/// What `LNK_FAULT` asks of the point `name`, if it names it (`kill` when it says nothing).
+fn action_at(name: &str) -> Option<String> {
+    let fault = std::env::var("LNK_FAULT").ok()?;
+    let (point, action) = fault.split_once(':').unwrap_or((&fault, "kill"));
+    (point == name).then(|| action.to_owned())
+}
+
+/// Whether `LNK_FAULT` is `<name>:fail`: the caller then fails that step as if the system had.
+pub fn fails(name: &str) -> bool {
+    action_at(name).as_deref() == Some("fail")
+}
+
 /// Dies, stops or waits if `LNK_FAULT` names this point.
 pub fn point(name: &str) {
-    let Some(fault) = std::env::var_os("LNK_FAULT") else { return };
-    let Some(fault) = fault.to_str() else { return };
-    let (point, action) = fault.split_once(':').unwrap_or((fault, "kill"));
-    if point != name {
-        return;
-    }
+    let Some(action) = action_at(name) else { return };
     let me = rustix::process::getpid();
-    match action {
+    match action.as_str() {
+        "fail" => {}
         "stop" => {
             let _ = rustix::process::kill_process(me, rustix::process::Signal::STOP);
         }

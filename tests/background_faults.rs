@@ -145,6 +145,25 @@ fn wait_for_no_supervisor(bg: &Bg) {
 }
 
 #[test]
+fn a_running_record_that_cannot_be_written_fails_the_start_and_ends_the_command() {
+    // The group exists when the `running` record is written; if that write fails, the command
+    // must not go on unrecorded: the start fails, the record says so, and nothing is left.
+    let bg = Bg::new("f-write");
+    let bridge = TestBridge::new(&bg.dir);
+    let out = start_faulty(&bg, "supervise-running-write:fail", &bridge, &["sleep", "31.4159"]);
+    assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
+    wait_for_no_supervisor(&bg);
+    let alive = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains("31.4159"))
+        .count();
+    assert_eq!(alive, 0, "the command outlived its failed start");
+    assert_eq!(only_record(&bg)["state"], "failed", "{}", bg.list());
+}
+
+#[test]
 fn the_supervisor_dies_before_starting_anything() {
     for fault in ["supervise-before-identity", "supervise-before-keeper"] {
         let bg = Bg::new("f-early");

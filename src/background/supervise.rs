@@ -37,9 +37,13 @@ pub struct SuperviseOptions {
 const STOP_SIGNALS: [i32; 3] = [libc::SIGTERM, libc::SIGHUP, libc::SIGINT];
 
 #[cfg(feature = "fault-points")]
-use crate::fault::point as fault;
+use crate::fault::{fails as fault_fails, point as fault};
 #[cfg(not(feature = "fault-points"))]
 fn fault(_: &str) {}
+#[cfg(not(feature = "fault-points"))]
+fn fault_fails(_: &str) -> bool {
+    false
+}
 
 /// Runs the supervisor. Returns the process's exit code.
 pub fn supervise(agent: &Agent, opts: &SuperviseOptions) -> u8 {
@@ -202,7 +206,11 @@ fn run_command(
     // returns. The folder is not synced: `start` is waiting, and a crash of the machine loses
     // nothing the sweep needs (see `write_unsynced_name`).
     record.state = State::Running;
-    if let Err(why) = records.write_unsynced_name(lock, record) {
+    let written = match fault_fails("supervise-running-write") {
+        true => Err("the running record was not written (a fault point)".to_owned()),
+        false => records.write_unsynced_name(lock, record),
+    };
+    if let Err(why) = written {
         // Not left to start unrecorded: the group ends here (the keeper, its program and all).
         end_now(group, &stop_signals);
         return Err(failed(why));
