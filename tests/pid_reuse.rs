@@ -116,7 +116,8 @@ if sibling == 0:
     os._exit(0)
 id = start("sh", "-c", "sleep 60 & echo $! > " + WORK + "/files/bg; wait")
 for _ in range(500):
-    if os.path.exists(WORK + "/files/bg"):
+    # `echo $! > bg` makes the file before it writes the number: wait for the whole line.
+    if os.path.exists(WORK + "/files/bg") and open(WORK + "/files/bg").read().endswith("\n"):
         break
     time.sleep(0.01)
 bg = int(open(WORK + "/files/bg").read())
