@@ -46,14 +46,22 @@ const KEEPER_DEATH_SIGNAL: Signal = Signal::USR2;
 /// makes system calls.
 pub struct ProgramImage {
     path: CString,
+    /// The program's file, executed by descriptor rather than by path (lnk's own image).
+    fd: Option<OwnedFd>,
     _strings: Vec<CString>,
     argv: Vec<*const c_char>,
     envp: Vec<*const c_char>,
 }
 
 impl ProgramImage {
-    /// `argv[0]` is the name the caller gave; `env` is `NAME=value` strings.
-    pub fn new(path: &std::path::Path, argv: &[String], env: &[String]) -> Result<ProgramImage, String> {
+    /// `argv[0]` is the name the caller gave; `env` is `NAME=value` strings. With `fd`, the
+    /// program is executed by that descriptor (`execveat`), and `path` only names it.
+    pub fn new(
+        path: &std::path::Path,
+        fd: Option<OwnedFd>,
+        argv: &[String],
+        env: &[String],
+    ) -> Result<ProgramImage, String> {
         use std::os::unix::ffi::OsStrExt as _;
         let cstring = |s: &[u8]| {
             CString::new(s).map_err(|_| "an argument or environment value contains a NUL byte".to_owned())
@@ -68,13 +76,16 @@ impl ProgramImage {
         argv_ptrs.push(std::ptr::null());
         let mut envp_ptrs = ptrs[argv.len()..].to_vec();
         envp_ptrs.push(std::ptr::null());
-        Ok(ProgramImage { path, _strings: strings, argv: argv_ptrs, envp: envp_ptrs })
+        Ok(ProgramImage { path, fd, _strings: strings, argv: argv_ptrs, envp: envp_ptrs })
     }
 }
 
 /// The program's standard streams.
 pub struct Stdio {
-    pub stdin: OwnedFd,
+    /// `None`: `/dev/null`, opened by the program's process once its world is made, so the
+    /// program holds no descriptor of the host's file system that lnk opened (as root it could
+    /// otherwise `fchmod(0, …)` the host's `/dev/null`).
+    pub stdin: Option<OwnedFd>,
     pub stdout: OwnedFd,
     pub stderr: OwnedFd,
 }
@@ -250,12 +261,13 @@ fn fail_start(failure: &OwnedFd, stage: u8, detail: &[u8]) -> ! {
     sys::exit_now(if stage == b'X' { 126 } else { 125 })
 }
 
-/// Gives the process the program's standard streams as 0, 1 and 2, and marks every other
-/// descriptor close-on-exec.
+/// Gives the process the program's standard streams as 0, 1 and 2 (standard input only when the
+/// caller passed one: see [`Stdio`]), and marks every other descriptor close-on-exec.
 fn set_up_streams(stdio: &Stdio, failure: &OwnedFd) {
     sys::reset_signals();
-    for (fd, target) in [(&stdio.stdin, 0), (&stdio.stdout, 1), (&stdio.stderr, 2)] {
-        if sys::dup_to(fd.as_fd(), target).is_err() {
+    let streams = [(stdio.stdin.as_ref(), 0), (Some(&stdio.stdout), 1), (Some(&stdio.stderr), 2)];
+    for (fd, target) in streams {
+        if fd.is_some_and(|fd| sys::dup_to(fd.as_fd(), target).is_err()) {
             fail_start(failure, b'S', b"cannot set up the standard streams");
         }
     }
@@ -264,11 +276,27 @@ fn set_up_streams(stdio: &Stdio, failure: &OwnedFd) {
     }
 }
 
+/// Once the world is made: enters the starting folder, and opens the default standard input
+/// there (the world's `/dev/null`, on its read-only mount).
+fn enter_start(sandbox: &Sandbox, stdio: &Stdio, failure: &OwnedFd) {
+    if let Err(why) = sandbox.enter_start_folder() {
+        fail_start(failure, b'S', why.as_bytes());
+    }
+    if stdio.stdin.is_none() {
+        let null = rustix::fs::open(c"/dev/null", rustix::fs::OFlags::RDONLY, rustix::fs::Mode::empty());
+        match null {
+            Ok(null) if sys::dup_to(null.as_fd(), 0).is_ok() => {}
+            _ => fail_start(failure, b'S', b"cannot open /dev/null as standard input"),
+        }
+    }
+}
+
 fn program_main(sandbox: &mut Sandbox, image: &ProgramImage, stdio: Stdio, failure: OwnedFd) -> ! {
     set_up_streams(&stdio, &failure);
     if let Err(why) = sandbox.enter_world() {
         fail_start(&failure, b'S', why.as_bytes());
     }
+    enter_start(sandbox, &stdio, &failure);
     exec_confined(sandbox, image, &failure)
 }
 
@@ -277,7 +305,10 @@ fn exec_confined(sandbox: &mut Sandbox, image: &ProgramImage, failure: &OwnedFd)
     if let Err(why) = sandbox.confine() {
         fail_start(failure, b'S', why.as_bytes());
     }
-    let err = sys::execve(&image.path, &image.argv, &image.envp);
+    let err = match &image.fd {
+        Some(fd) => sys::execveat_empty(fd.as_fd(), &image.argv, &image.envp),
+        None => sys::execve(&image.path, &image.argv, &image.envp),
+    };
     let errno = err.raw_os_error().unwrap_or(0);
     fail_start(failure, b'X', &errno.to_ne_bytes())
 }
@@ -302,6 +333,7 @@ fn world_init(
     if let Err(why) = sandbox.enter_world() {
         fail_start(&failure, b'S', why.as_bytes());
     }
+    enter_start(sandbox, &stdio, &failure);
     // SAFETY: this process is single-threaded (a clone of the single-threaded keeper); the child
     // ends in `exec_confined`, which never returns.
     let program = match unsafe { sys::fork() } {

@@ -17,10 +17,11 @@
 //! removed when the call ends, and if the helper is killed before it can remove it, the next call
 //! finds the lock free and removes it: a free lock always means its call is over. Creating a
 //! folder and taking its lock happen under a shared lock on the base folder, and a sweep under
-//! an exclusive one, so a sweep never mistakes a folder being born for one whose call is over. Removal never
-//! follows a symlink the program planted (`std::fs::remove_dir_all` works through descriptors),
-//! and the sweep removes only `call-*` folders that belong to the caller (checked on the
-//! descriptor it locked): one that does not is left alone.
+//! an exclusive one, so a sweep never mistakes a folder being born for one whose call is over. Removal
+//! works through descriptors, so it never follows a symlink the program planted, and gives the
+//! owner back the rights a program took from its own folders (`chmod 000`), so no mode keeps a
+//! call's folder alive; the sweep removes only `call-*` folders that belong to the caller
+//! (checked on the descriptor it locked): one that does not is left alone.
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -46,7 +47,7 @@ impl PrivateTmp {
         let lock_base =
             |op| rustix::fs::flock(&base_fd, op).map_err(|e| format!("cannot lock {}: {e}", base.display()));
         lock_base(FlockOperation::LockExclusive)?;
-        sweep_stale(&base, &base_fd, uid);
+        sweep_stale(&base_fd, uid);
         lock_base(FlockOperation::LockShared)?;
         let pid = rustix::process::getpid().as_raw_nonzero();
         for attempt in 0u32..100 {
@@ -92,8 +93,71 @@ impl PrivateTmp {
 impl Drop for PrivateTmp {
     fn drop(&mut self) {
         // Called once every process of the call is dead, so nothing writes here any more.
-        let _ = std::fs::remove_dir_all(&self.path);
+        if let (Some(parent), Some(name)) = (self.path.parent(), self.path.file_name()) {
+            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            if let Ok(base) = rustix::fs::open(parent, flags, Mode::empty()) {
+                let _ = remove_tree(&base, name);
+            }
+        }
     }
+}
+
+/// Removes `name` in `parent` and everything beneath it, through descriptors and never
+/// following a link, whatever modes a program left on its own folders: a folder it made
+/// unreadable or unsearchable (`chmod 000`) is given back to its owner (`u+rwx`) before it is
+/// emptied. Only for a call's own tmp folder, once every process of the call is dead.
+fn remove_tree(parent: &OwnedFd, name: &std::ffi::OsStr) -> Result<(), Errno> {
+    match rustix::fs::unlinkat(parent, name, rustix::fs::AtFlags::empty()) {
+        Ok(()) | Err(Errno::NOENT) => return Ok(()),
+        // A folder (unlinkat never follows a link, so a link was removed above).
+        Err(Errno::ISDIR) | Err(Errno::PERM) => {}
+        Err(e) => return Err(e),
+    }
+    let open = || {
+        rustix::fs::openat(
+            parent,
+            name,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+    };
+    let dir = match open() {
+        Ok(dir) => dir,
+        Err(Errno::ACCESS) => {
+            // Unreadable to its owner: opened by path for its mode alone, checked to be a folder.
+            let path_fd = rustix::fs::openat(
+                parent,
+                name,
+                OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            if rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&path_fd)?.st_mode)
+                != rustix::fs::FileType::Directory
+            {
+                return Err(Errno::NOTDIR);
+            }
+            rustix::fs::chmodat(parent, name, Mode::RWXU, rustix::fs::AtFlags::empty())?;
+            open()?
+        }
+        Err(e) => return Err(e),
+    };
+    // Its entries can be removed only with write and search rights on it.
+    if rustix::fs::fstat(&dir)?.st_mode & 0o300 != 0o300 {
+        rustix::fs::fchmod(&dir, Mode::RWXU)?;
+    }
+    let mut names = Vec::new();
+    for entry in rustix::fs::Dir::read_from(&dir)? {
+        let entry = entry?;
+        let entry_name = entry.file_name().to_bytes();
+        if entry_name != b"." && entry_name != b".." {
+            use std::os::unix::ffi::OsStrExt as _;
+            names.push(std::ffi::OsStr::from_bytes(entry_name).to_owned());
+        }
+    }
+    for entry_name in names {
+        remove_tree(&dir, &entry_name)?;
+    }
+    rustix::fs::unlinkat(parent, name, rustix::fs::AtFlags::REMOVEDIR)
 }
 
 /// Opens (creating if needed) the per-user base folder, refusing one that is not the caller's,
@@ -146,7 +210,7 @@ fn refuse_shared_base(base: &Path, owner: u32, mode: u32, uid: u32) -> Result<()
 /// Removes folders whose call is over: their lock is free. Only the caller's own: a folder that
 /// belongs to someone else (it cannot be made in a private base, but may predate a fix of the
 /// base's mode) is left alone. Read through the base's checked descriptor, not its path.
-fn sweep_stale(base: &Path, base_fd: &OwnedFd, uid: u32) {
+fn sweep_stale(base_fd: &OwnedFd, uid: u32) {
     let Ok(entries) = rustix::fs::Dir::read_from(base_fd) else { return };
     for entry in entries.flatten() {
         let Ok(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
@@ -165,7 +229,7 @@ fn sweep_stale(base: &Path, base_fd: &OwnedFd, uid: u32) {
             continue;
         }
         if rustix::fs::flock(&dir, FlockOperation::NonBlockingLockExclusive).is_ok() {
-            let _ = std::fs::remove_dir_all(base.join(&name));
+            let _ = remove_tree(base_fd, std::ffi::OsStr::new(&name));
         }
     }
 }
@@ -247,10 +311,35 @@ mod tests {
         }
         std::os::unix::fs::chown(&theirs, Some(1001), Some(1001)).unwrap();
         let fd = open_private_base(&base, 0).unwrap();
-        sweep_stale(&base, &fd, 0);
+        sweep_stale(&fd, 0);
         assert!(theirs.join("f").exists(), "the sweep removed another uid's folder");
         assert!(!mine.exists(), "the sweep left the caller's own stale folder");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_folder_is_removed_whatever_modes_the_program_left() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let tmp = PrivateTmp::create().unwrap();
+        let path = tmp.path().to_owned();
+        std::fs::create_dir_all(path.join("a/b/c")).unwrap();
+        std::fs::write(path.join("a/b/c/f"), "x").unwrap();
+        std::fs::write(path.join("a/g"), "x").unwrap();
+        std::os::unix::fs::symlink("/etc", path.join("a/link")).unwrap();
+        std::fs::create_dir(path.join("d")).unwrap();
+        for (folder, mode) in [("a/b/c", 0o000), ("a/b", 0o100), ("a", 0o000), ("d", 0o500)] {
+            std::fs::set_permissions(path.join(folder), std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        drop(tmp);
+        assert!(!path.exists(), "a folder the program left mode 000 kept its call's tmp alive");
+        assert!(Path::new("/etc/passwd").exists());
+        // And the sweep does the same for a call that died.
+        let abandoned = PrivateTmp::create().unwrap().abandon();
+        std::fs::create_dir(abandoned.join("x")).unwrap();
+        std::fs::set_permissions(abandoned.join("x"), std::fs::Permissions::from_mode(0o000)).unwrap();
+        std::fs::set_permissions(&abandoned, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let _next = PrivateTmp::create().unwrap();
+        assert!(!abandoned.exists(), "the sweep left a folder the program made mode 000");
     }
 
     #[test]

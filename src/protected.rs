@@ -61,6 +61,49 @@ pub const IN_HOME: &[&str] = &[
     "snap/chromium",
 ];
 
+/// Files of the system that only root may read, which are holes in the system folders every
+/// program may read (and in any grant) when lnk runs as root. A program holds no capability, but
+/// as uid 0 it is the owner of root's files, so their mode alone would not keep it out. An
+/// ordinary user's program is kept out of them by their modes, as the user is. With the host's
+/// SSH keys (`/etc/ssh/ssh_host_*_key`, see [`system_secrets`]).
+pub const IN_SYSTEM: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/security/opasswd",
+    "/etc/ssl/private",
+    "/etc/pki/tls/private",
+    "/etc/credstore",
+    "/etc/credstore.encrypted",
+    "/etc/NetworkManager/system-connections",
+    "/etc/wireguard",
+    "/etc/ppp/chap-secrets",
+    "/etc/ppp/pap-secrets",
+    "/etc/ipsec.secrets",
+    "/etc/krb5.keytab",
+    "/etc/letsencrypt/archive",
+    "/etc/letsencrypt/keys",
+    "/etc/libvirt/secrets",
+];
+
+/// The system's secret files on this computer: [`IN_SYSTEM`] and the host's private SSH keys.
+pub fn system_secrets() -> Vec<PathBuf> {
+    let mut secrets: Vec<PathBuf> = IN_SYSTEM.iter().map(PathBuf::from).collect();
+    if let Ok(entries) = std::fs::read_dir("/etc/ssh") {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with("ssh_host_") && name.ends_with("_key") {
+                secrets.push(entry.path());
+            }
+        }
+    }
+    secrets
+}
+
 /// The built-in protected paths for `home` that are holes in `grants`: each lies strictly
 /// beneath a grant, and no grant names it or a path beneath it. Lexical: nothing is looked up.
 pub fn builtin_holes(home: &Path, grants: &[&PathBuf]) -> Vec<PathBuf> {
@@ -68,11 +111,21 @@ pub fn builtin_holes(home: &Path, grants: &[&PathBuf]) -> Vec<PathBuf> {
 }
 
 /// Every hole a call's grants get, before links are followed: the file's `deny`, the protected
-/// set where it lies in a grant, and the agent's records folders (`protected`) where they do.
-pub fn call_holes(deny: &[PathBuf], home: &Path, grants: &[&PathBuf], protected: &[PathBuf]) -> Vec<PathBuf> {
+/// set where it lies in a grant, the agent's records folders and lnk's private tmp base
+/// (`protected`) where they do, and as root the system's secrets unless a grant names them.
+pub fn call_holes(
+    deny: &[PathBuf],
+    home: &Path,
+    grants: &[&PathBuf],
+    protected: &[PathBuf],
+    as_root: bool,
+) -> Vec<PathBuf> {
     let mut holes = deny.to_vec();
     holes.extend(builtin_holes(home, grants));
     holes.extend(protected.iter().filter(|p| is_hole(p, grants)).cloned());
+    if as_root {
+        holes.extend(system_secrets().into_iter().filter(|p| !grants.iter().any(|g| g.starts_with(p))));
+    }
     holes
 }
 

@@ -9,7 +9,7 @@
 //!    tenth before `[tool.run] timeout`) passes, or the helper is told to stop;
 //! 6. the report.
 
-use std::os::fd::{AsFd as _, OwnedFd};
+use std::os::fd::AsFd as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -94,7 +94,7 @@ pub fn run(req: &RunRequest) -> Report {
     let env = environment(&sandbox.enforcement.home, &sandbox.enforcement.tmp_dir, &extra_env);
     let mut argv = vec![req.program.clone()];
     argv.extend(req.args.iter().cloned());
-    let image = match ProgramImage::new(&sandbox.program_path, &argv, &env) {
+    let image = match ProgramImage::new(&sandbox.program_path, sandbox.program_fd.take(), &argv, &env) {
         Ok(i) => i,
         Err(why) => return report.failed(why, started),
     };
@@ -120,9 +120,14 @@ pub fn run(req: &RunRequest) -> Report {
         Ok(p) => p,
         Err(e) => return report.failed(format!("pipe: {e}"), started),
     };
-    let stdin = match open_stdin(req.pass_stdin || session) {
-        Ok(fd) => fd,
-        Err(e) => return report.failed(format!("standard input: {e}"), started),
+    // The caller's own standard input when asked (a session's requests come on it); else none
+    // of lnk's: the program's process opens `/dev/null` in its own world.
+    let stdin = match req.pass_stdin || session {
+        true => match rustix::io::fcntl_dupfd_cloexec(std::io::stdin().as_fd(), 3) {
+            Ok(fd) => Some(fd),
+            Err(e) => return report.failed(format!("standard input: {e}"), started),
+        },
+        false => None,
     };
     // Anything the program's descendants leave behind is reparented to the helper, which reaps.
     let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
@@ -154,15 +159,20 @@ pub fn run(req: &RunRequest) -> Report {
     report.stderr = stderr.finish();
     // What the program said was refused, explained by the grants (marked inferred).
     if !session {
-        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        // Relative paths in the program's messages are relative to where it started.
+        let cwd = report.enforcement.as_ref().map_or_else(|| PathBuf::from("/"), |e| e.start.path.clone());
         let grants: Vec<&PathBuf> = req.flags.read.iter().chain(&req.flags.write).collect();
-        let holes = || crate::protected::call_holes(&req.flags.deny, &req.home, &grants, &req.protected);
+        let as_root = rustix::process::geteuid().is_root();
+        let holes =
+            || crate::protected::call_holes(&req.flags.deny, &req.home, &grants, &req.protected, as_root);
         report.denials = crate::denials::infer(&report.stderr.text, &req.flags, &cwd, holes);
     }
     report.wall = started.elapsed();
     report.timed_out = waited.timed_out;
     report.stopped_by = waited.stopped_by;
-    report.exit = waited.exit;
+    // A program that never started has no code of its own (the code its process exited with
+    // is lnk's, and the outcome says it).
+    report.exit = if waited.start_failure.is_some() { None } else { waited.exit };
     report.internet = proxy_log.map(|log| proxy::lock(&log).clone());
     report.outcome = match (&waited.start_failure, waited.stopped_by, waited.timed_out, waited.exit) {
         (Some(StartFailure::Exec(errno)), ..) => {
@@ -196,17 +206,6 @@ pub fn run(req: &RunRequest) -> Report {
 /// before its own timeout could fire.
 pub fn stop_after(timeout_secs: u32) -> Duration {
     Duration::from_millis(u64::from(timeout_secs) * 900)
-}
-
-fn open_stdin(pass: bool) -> Result<OwnedFd, rustix::io::Errno> {
-    if pass {
-        return rustix::io::fcntl_dupfd_cloexec(std::io::stdin().as_fd(), 3);
-    }
-    rustix::fs::open(
-        "/dev/null",
-        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    )
 }
 
 /// The program's environment, made by the helper: nothing of the caller's leaks in but what is

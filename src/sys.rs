@@ -274,6 +274,30 @@ pub fn execve(
     io::Error::last_os_error()
 }
 
+/// `execveat(fd, "", argv, envp, AT_EMPTY_PATH)`: executes the file `fd` is open on, whatever
+/// path it may or may not have in this mount namespace. Returns only on failure.
+pub fn execveat_empty(
+    fd: std::os::fd::BorrowedFd<'_>,
+    argv: &[*const libc::c_char],
+    envp: &[*const libc::c_char],
+) -> io::Error {
+    use std::os::fd::AsRawFd as _;
+    debug_assert!(argv.last().is_some_and(|p| p.is_null()) && envp.last().is_some_and(|p| p.is_null()));
+    // SAFETY: an open descriptor, an empty NUL-terminated path, and NULL-terminated arrays of
+    // pointers to CStrings that outlive the call.
+    unsafe {
+        libc::syscall(
+            libc::SYS_execveat,
+            fd.as_raw_fd(),
+            c"".as_ptr(),
+            argv.as_ptr(),
+            envp.as_ptr(),
+            libc::AT_EMPTY_PATH,
+        )
+    };
+    io::Error::last_os_error()
+}
+
 /// Makes sure descriptors 0, 1 and 2 are open (on /dev/null if not), so a pipe created later can
 /// never land on one of them and be clobbered when the child's standard streams are set up.
 pub fn ensure_standard_fds() {

@@ -177,23 +177,19 @@ fn run_command(
     // supervisor for as long as the command runs.
     let proxy_env = if sandbox.has_door() { crate::proxy::environment() } else { Vec::new() };
     let env = crate::run::environment(&sandbox.enforcement.home, &sandbox.enforcement.tmp_dir, &proxy_env);
-    let image = ProgramImage::new(&sandbox.program_path, &argv, &env).map_err(failed)?;
+    let image =
+        ProgramImage::new(&sandbox.program_path, sandbox.program_fd.take(), &argv, &env).map_err(failed)?;
     let stop_signals = crate::sys::signalfd_for(&STOP_SIGNALS).map_err(|e| failed(e.to_string()))?;
     let (out_r, out_w) =
         rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| failed(e.to_string()))?;
     let err_w = out_w.try_clone().map_err(|e| failed(e.to_string()))?;
-    let stdin = rustix::fs::open(
-        "/dev/null",
-        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    )
-    .map_err(|e| failed(e.to_string()))?;
     let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
     fault("supervise-before-keeper");
 
     let started = Instant::now();
-    let mut group = lifetime::start(&mut sandbox, &image, Stdio { stdin, stdout: out_w, stderr: err_w })
-        .map_err(failed)?;
+    let mut group =
+        lifetime::start(&mut sandbox, &image, Stdio { stdin: None, stdout: out_w, stderr: err_w })
+            .map_err(failed)?;
     let door = sandbox.take_door();
     drop(sandbox);
     let _proxy = door.map(|door| crate::proxy::serve_door(door, flags.internet.as_ref(), &[]));

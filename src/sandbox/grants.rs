@@ -64,7 +64,7 @@ pub fn open_no_symlinks(path: &Path, directory: bool) -> Result<Option<OwnedFd>,
 }
 
 /// `/`, opened once per process: every grant is resolved beneath it.
-fn root() -> Result<&'static OwnedFd, Errno> {
+pub(super) fn root() -> Result<&'static OwnedFd, Errno> {
     static ROOT: std::sync::OnceLock<OwnedFd> = std::sync::OnceLock::new();
     if let Some(root) = ROOT.get() {
         return Ok(root);
@@ -224,14 +224,19 @@ fn open_loader(loader: &Path, out: &mut ExecFiles) -> Result<(), GrantError> {
 }
 
 /// Opens the running `lnk` binary, for the file tool's sandbox, whose only program is lnk.
-pub fn open_self(out: &mut ExecFiles) -> Result<PathBuf, GrantError> {
-    let exe = std::fs::read_link("/proc/self/exe")
-        .map_err(|e| GrantError::Other(PathBuf::from("/proc/self/exe"), e.to_string()))?;
-    let fd = rustix::fs::open(&exe, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+/// Returns its path (for the report) and a descriptor to execute it by: it is opened through
+/// `/proc/self/exe`, the very image running, so neither a world that hides its path (lnk beneath
+/// the host's `/tmp`) nor a file moved or replaced since lnk started changes what runs.
+pub fn open_self(out: &mut ExecFiles) -> Result<(PathBuf, OwnedFd), GrantError> {
+    let self_exe = PathBuf::from("/proc/self/exe");
+    let exe =
+        std::fs::read_link(&self_exe).map_err(|e| GrantError::Other(self_exe.clone(), e.to_string()))?;
+    let fd = rustix::fs::open(&self_exe, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
         .map_err(|e| GrantError::Other(exe.clone(), e.to_string()))?;
     let stat = rustix::fs::fstat(&fd).map_err(|e| GrantError::Other(exe.clone(), e.to_string()))?;
+    let exec = fd.try_clone().map_err(|e| GrantError::Other(exe.clone(), e.to_string()))?;
     add_with_loader(out, fd, (stat.st_dev, stat.st_ino))?;
-    Ok(exe)
+    Ok((exe, exec))
 }
 
 #[cfg(test)]
@@ -289,17 +294,19 @@ pub enum Kind {
 }
 
 /// The system folders every program may read, opened, with how much of each: `roots` whole,
-/// except that a program folder (`program_folders`) may only be listed. Missing folders and
-/// links (`/bin` → `usr/bin`, whose target is granted on its own) are skipped.
+/// except that a program folder (`program_folders`) may only be listed and a secret (`secrets`,
+/// see [`crate::protected::IN_SYSTEM`]) is left out. Missing folders and links (`/bin` →
+/// `usr/bin`, whose target is granted on its own) are skipped.
 pub fn open_system_read(
     roots: &[&str],
     program_folders: &[&str],
+    secrets: &[PathBuf],
 ) -> Result<Vec<(OwnedFd, Part)>, GrantError> {
-    let holes: Vec<PathBuf> = program_folders.iter().map(PathBuf::from).collect();
+    let listed: Vec<PathBuf> = program_folders.iter().map(PathBuf::from).collect();
     let mut opened = Vec::new();
     for root in roots {
         match open_no_symlinks(Path::new(root), false) {
-            Ok(Some(fd)) => opened.extend(open_around(Path::new(root), fd, &holes, true)?),
+            Ok(Some(fd)) => opened.extend(open_around(Path::new(root), fd, secrets, &listed)?),
             Ok(None) | Err(GrantError::Symlink(_)) | Err(GrantError::WrongKind(..)) => {}
             Err(e) => return Err(e),
         }
@@ -307,20 +314,20 @@ pub fn open_system_read(
     Ok(opened)
 }
 
-/// A folder (`path`, opened as `fd`) granted around `holes`. Landlock cannot subtract from a
+/// A folder (`path`, opened as `fd`) granted around holes. Landlock cannot subtract from a
 /// grant, so "all of `/usr` but the files of `/usr/bin`", or "all of `~` but `~/.ssh`", is said
 /// entry by entry: a folder on the way to a hole may only be listed, every other entry is
-/// granted whole. A hole itself may be listed when `list_holes` (a program folder) or is left
-/// out entirely (a secret). Entries that are links are left out: what they point at is reached
-/// (or not) through its own path. Each entry is opened through its folder's descriptor without
+/// granted whole. A hole in `listed` (a program folder) may itself be listed; one in `secrets`
+/// is left out entirely. Entries that are links are left out: what they point at is reached (or
+/// not) through its own path. Each entry is opened through its folder's descriptor without
 /// following links, so the split is of the folder the caller opened.
 pub fn open_around(
     path: &Path,
     fd: OwnedFd,
-    holes: &[PathBuf],
-    list_holes: bool,
+    secrets: &[PathBuf],
+    listed: &[PathBuf],
 ) -> Result<Vec<(OwnedFd, Part)>, GrantError> {
-    let holds_hole = |dir: &Path| holes.iter().any(|h| h.starts_with(dir));
+    let holds_hole = |dir: &Path| secrets.iter().chain(listed).any(|h| h.starts_with(dir));
     let mut opened = Vec::new();
     // Each entry's kind comes from the `fstat` of the descriptor opened for it (not from the
     // listing, which a swap could make stale), so its rule needs no second one.
@@ -330,11 +337,11 @@ pub fn open_around(
             opened.push((fd, Part::Whole(kind)));
             continue;
         }
-        let is_hole = holes.contains(&path);
-        if is_hole {
-            if list_holes {
-                opened.push((fd, Part::Listing));
-            }
+        if secrets.contains(&path) {
+            continue;
+        }
+        if listed.contains(&path) {
+            opened.push((fd, Part::Listing));
             continue;
         }
         let other = |e: Errno| GrantError::Other(path.clone(), std::io::Error::from(e).to_string());

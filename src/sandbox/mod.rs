@@ -34,12 +34,15 @@ pub mod bpf;
 pub mod capabilities;
 pub mod elf;
 pub mod grants;
+pub mod holes;
 mod rules;
 pub mod seccomp;
 pub mod world;
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+
+use rustix::fs::{Mode, OFlags, ResolveFlags};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, Ruleset,
@@ -52,7 +55,8 @@ use crate::paths::overlaps;
 use crate::proxy::door::Door;
 use crate::sandbox_file::{Commands, Tool};
 use grants::{ExecFiles, GrantError};
-use rules::{Kind, add, add_around, borrowed, grant_system_read_except_programs, holes, program_home};
+use holes::Hole;
+use rules::{Kind, add, add_around, borrowed, grant_system_read, program_home};
 use world::{World, WorldMode};
 
 /// The Landlock ABI lnk needs: 6, for the signal and abstract-socket scopes.
@@ -154,11 +158,26 @@ pub struct Enforcement {
     pub home_is_temporary: bool,
     /// The program's `TMPDIR`: `/tmp` in the own world, else the call's tmp folder.
     pub tmp_dir: PathBuf,
+    /// Where the program starts.
+    pub start: StartFolder,
+}
+
+/// Where the program starts (the report's `enforced.cwd`): the caller's working folder as the
+/// program's world shows it, so that a relative path means what the absolute one does; or,
+/// where the world does not show that folder, the program's home (else its tmp folder).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartFolder {
+    pub path: PathBuf,
+    /// Why it is not the caller's working folder, when it is not.
+    pub moved: Option<String>,
 }
 
 /// A prepared sandbox: the path to execute, the ruleset and the filter.
 pub struct Sandbox {
     pub program_path: PathBuf,
+    /// The program's file, opened before the world is built, when it is executed by descriptor
+    /// (lnk's own image, for the file tool: the world may not show the path it was started by).
+    pub program_fd: Option<OwnedFd>,
     pub enforcement: Enforcement,
     ruleset: Option<RulesetCreated>,
     filter: Vec<bpf::Instruction>,
@@ -166,6 +185,9 @@ pub struct Sandbox {
     tmp_rights: BitFlags<AccessFs>,
     /// In the own-world mode: the namespaces and the read-only view.
     world: Option<World>,
+    /// In the Landlock-only mode, the folder (an absolute path) the program starts in when it is
+    /// not the caller's (the own world starts it in its world: see [`world::Start`]).
+    move_to: Option<std::ffi::CString>,
     /// With `[internet]`: the network namespace's only way out, the call's proxy.
     door: Option<Door>,
 }
@@ -183,18 +205,23 @@ impl Sandbox {
             _ => None,
         };
         let own_world = mode.is_own_world();
-        for write in &req.flags.write {
-            if let Some(records) = req.protected.iter().find(|p| overlaps(write, p)) {
-                return Err(Refusal::refused(format!(
-                    "the write grant `{}` overlaps the agent's records folder `{}`; Landlock cannot carve the records out of a grant, so narrow the grant",
-                    write.display(),
-                    records.display()
-                )));
-            }
-        }
+        // lnk's private tmp base, where every call's tmp folder lives: as closed as the records.
+        let base = req
+            .private_tmp
+            .parent()
+            .map(Path::to_owned)
+            .ok_or_else(|| Refusal::kernel("the call's tmp folder has no parent folder"))?;
+        refuse_write_grants_over(req, &base)?;
 
         let mut exec_files = ExecFiles::default();
-        let program_path = resolve_program(req, &mut exec_files)?;
+        let (program_path, program_fd) = resolve_program(req, &mut exec_files)?;
+        let holes = rules::holes(req, std::slice::from_ref(&base))?;
+        // Test builds can leave Landlock's holes out, to show the masks alone keep them closed.
+        let cut: Vec<PathBuf> = if layer_off("landlock-holes") {
+            Vec::new()
+        } else {
+            holes.iter().map(|h| h.path.clone()).collect()
+        };
 
         let mut missing_grants = Vec::new();
         // TCP is Landlock's to govern only without a network namespace: in the own world the
@@ -216,11 +243,10 @@ impl Sandbox {
                 Err(e) => Err(Refusal::kernel(e.to_string())),
             })
         };
-        ruleset = match req.flags.commands {
-            // Any program may run, so any may be read.
-            Commands::Any if req.flags.tool == Tool::Run => system(ruleset, SYSTEM_READ, read_rights())?,
-            _ => grant_system_read_except_programs(ruleset)?,
-        };
+        // Any program may run under `["*"]`, so any may be read; otherwise the program folders'
+        // files only where a listed program's is granted.
+        let any_program = req.flags.commands == Commands::Any && req.flags.tool == Tool::Run;
+        ruleset = grant_system_read(ruleset, !any_program, &cut)?;
         // In the own world the program gets a /proc of its pid namespace, granted whole once it
         // is mounted (`enter_world`); without one, system-wide figures only.
         if !own_world {
@@ -257,7 +283,6 @@ impl Sandbox {
                 Some(n)
             }
         };
-        let holes = holes(req)?;
         let mut write_roots: Vec<(PathBuf, OwnedFd)> = Vec::new();
         let mut read_roots: Vec<(PathBuf, OwnedFd)> = Vec::new();
         for (dirs, writable) in [(&req.flags.read, false), (&req.flags.write, true)] {
@@ -278,9 +303,6 @@ impl Sandbox {
                 ));
             }
         }
-        // Under `commands = ["*"]`, "any program" includes the ones the agent builds or installs
-        // beneath its write grants (`./run.sh`, `gcc a.c && ./a.out`, `venv/bin/python`).
-        let any_program = req.flags.commands == Commands::Any && req.flags.tool == Tool::Run;
         // What the call's tmp grants (beneath /tmp in the own world; and its /dev/shm there). No
         // sockets in the own world: grants beneath the harness's /tmp are shown again inside the
         // call's /tmp, and so beneath this rule too (their own mounts still make read grants
@@ -290,34 +312,42 @@ impl Sandbox {
             // Sockets only in the call's tmp (where nothing outlives the call).
             tmp_rights |= AccessFs::MakeSock;
         }
+        // Under `commands = ["*"]`, "any program" includes the ones the agent builds or installs
+        // beneath its write grants (`./run.sh`, `gcc a.c && ./a.out`, `venv/bin/python`).
         if any_program {
             tmp_rights |= AccessFs::Execute;
         }
-        let world = match mode {
+        let mut world = match mode {
             WorldMode::OwnWorld { user_namespace } => {
                 let (tmp_path, tmp_fd) = write_roots
                     .iter()
                     .find(|(path, _)| path == req.private_tmp)
                     .ok_or_else(|| Refusal::kernel("the call's tmp folder is not among the write roots"))?;
-                let mut world = World::new(
+                let plan = world::Plan {
                     user_namespace,
-                    &borrowed(&write_roots),
-                    &borrowed(&read_roots),
-                    (tmp_path, tmp_fd),
+                    write_roots: &borrowed(&write_roots),
+                    read_roots: &borrowed(&read_roots),
+                    tmp: (tmp_path, tmp_fd),
                     any_program,
-                )
-                .map_err(Refusal::kernel)?;
-                world.mask(&holes).map_err(Refusal::kernel)?;
-                Some(world)
+                    holes: &holes,
+                    masks: !layer_off("masks"),
+                };
+                Some(World::new(&plan).map_err(Refusal::kernel)?)
             }
             WorldMode::LandlockOnly => None,
         };
-        let (home, home_is_temporary) = program_home(req, own_world);
-        // In the own world the holes are masked (`World::mask`); without one the grants are cut
-        // around them.
-        let cut = if own_world { &[][..] } else { &holes[..] };
+        // The program's TMPDIR: the call's own /tmp, or its tmp folder where there is none.
+        let tmp_dir = match &world {
+            Some(w) if w.own_tmp() => PathBuf::from("/tmp"),
+            _ => req.private_tmp.to_owned(),
+        };
+        let (home, home_is_temporary) = program_home(req, &tmp_dir);
+        let (start, move_to) = start_folder(&holes, world.as_mut(), &home, &tmp_dir)?;
+        // Every grant is cut around the holes in it, in both modes: Landlock's rules belong to
+        // the folders, whatever mount a path reaches them through (an inherited working folder,
+        // a descriptor), so the masks of the own world are a second layer, not the only one.
         for (path, fd) in read_roots {
-            ruleset = add_around(ruleset, &path, fd, cut, read_rights())?;
+            ruleset = add_around(ruleset, &path, fd, &cut, read_rights())?;
         }
         for (path, fd) in write_roots {
             let rights = match (path == req.private_tmp, any_program) {
@@ -325,7 +355,7 @@ impl Sandbox {
                 (false, true) => write_rights() | AccessFs::Execute,
                 (false, false) => write_rights(),
             };
-            ruleset = add_around(ruleset, &path, fd, cut, rights)?;
+            ruleset = add_around(ruleset, &path, fd, &cut, rights)?;
         }
 
         // Without the own world there is no [internet] (refused above) and so no TCP at all; the
@@ -345,11 +375,14 @@ impl Sandbox {
             // they are refused, except for lnk's own file tool (see `seccomp`).
             metadata_calls: world.is_some() || req.flags.tool == Tool::File,
             ipc: world.is_some(),
+            // lnk's own file tool resolves every path with openat2 (and never sets a mode).
+            openat2: req.flags.tool == Tool::File,
         };
         let filter = seccomp::build(policy);
         let landlock_abi = *kernel.landlock.as_ref().unwrap_or(&0);
         Ok(Sandbox {
             program_path,
+            program_fd,
             enforcement: Enforcement {
                 landlock_abi,
                 missing_grants,
@@ -358,12 +391,14 @@ impl Sandbox {
                 mode_reason,
                 home,
                 home_is_temporary,
-                tmp_dir: if own_world { PathBuf::from("/tmp") } else { req.private_tmp.to_owned() },
+                tmp_dir,
+                start,
             },
             ruleset: Some(ruleset),
             filter,
             tmp_rights,
             world,
+            move_to,
             door,
         })
     }
@@ -407,6 +442,20 @@ impl Sandbox {
         Ok(())
     }
 
+    /// In the Landlock-only mode, enters the folder the program starts in when it is not the
+    /// caller's (found by its path, never through a link). The own world does this in
+    /// [`World::enter`].
+    pub fn enter_start_folder(&self) -> Result<(), &'static str> {
+        let Some(path) = &self.move_to else { return Ok(()) };
+        let root = rustix::fs::open(c"/", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+            .map_err(|_| "cannot open /")?;
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let how = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+        let folder = rustix::fs::openat2(&root, path.as_c_str(), flags, Mode::empty(), how)
+            .map_err(|_| "cannot open the program's starting folder")?;
+        rustix::process::fchdir(folder).map_err(|_| "cannot enter the program's starting folder")
+    }
+
     /// Confines the calling process right before `execve`: no capabilities, Landlock (with
     /// `no_new_privs`), then the seccomp filter.
     pub fn confine(&mut self) -> Result<(), &'static str> {
@@ -420,6 +469,96 @@ impl Sandbox {
         seccomp::install(&self.filter).map_err(|_| "installing the seccomp filter failed")?;
         Ok(())
     }
+}
+
+/// Refuses a write grant over the agent's records or over lnk's private tmp base (`base`), where
+/// a program could forge a record or reach other calls' tmp folders.
+fn refuse_write_grants_over(req: &SandboxRequest<'_>, base: &Path) -> Result<(), Refusal> {
+    for write in &req.flags.write {
+        if let Some(records) = req.protected.iter().find(|p| overlaps(write, p)) {
+            return Err(Refusal::refused(format!(
+                "the write grant `{}` overlaps the agent's records folder `{}`; a program could forge a record there, so narrow the grant",
+                write.display(),
+                records.display()
+            )));
+        }
+        if overlaps(write, base) {
+            return Err(Refusal::refused(format!(
+                "the write grant `{}` overlaps `{}`, where lnk keeps every call's own tmp folder; a program could reach other calls' files there. Narrow the grant (each call has a /tmp of its own), or set TMPDIR to a folder outside the write grants",
+                write.display(),
+                base.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Where the program starts (see [`StartFolder`]): the caller's working folder, unless it lies
+/// in a hole or the world does not show it; then the program's home, or its tmp folder when the
+/// home does not exist. In the own world the choice is handed to the world, which finds the
+/// folder again once it is built; in the Landlock-only mode the program inherits the caller's
+/// folder, and only a move is needed (returned).
+fn start_folder(
+    holes: &[Hole],
+    world: Option<&mut World>,
+    home: &Path,
+    tmp_dir: &Path,
+) -> Result<(StartFolder, Option<std::ffi::CString>), Refusal> {
+    let caller = std::env::current_dir().ok().and_then(|path| {
+        let here =
+            rustix::fs::open(".", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
+        Some((path, here))
+    });
+    let shown = |path: &Path| world.as_ref().is_none_or(|w| w.shows(path));
+    let moved = match &caller {
+        None => Some("the caller's working folder no longer exists".to_owned()),
+        Some((path, _)) if holes.iter().any(|h| path.starts_with(&h.path)) => Some(format!(
+            "the caller's working folder `{}` lies in a path the sandbox keeps out of every grant",
+            path.display()
+        )),
+        Some((path, _)) if !shown(path) => Some(format!(
+            "the caller's working folder `{}` lies beneath the host's /tmp or /dev/shm, which the call's own cover (only grants beneath them are shown again)",
+            path.display()
+        )),
+        Some(_) => None,
+    };
+    let Some(why) = moved else {
+        let (path, here) = caller.expect("a caller's folder when none was moved");
+        if let Some(world) = world {
+            world.start_in(world::Start::Same(
+                world::KnownFolder::new(&path, &here).map_err(Refusal::kernel)?,
+            ));
+        }
+        return Ok((StartFolder { path, moved: None }, None));
+    };
+    let home_there = matches!(grants::open_no_symlinks(home, true), Ok(Some(_))) && shown(home);
+    let path = if home_there { home.to_owned() } else { tmp_dir.to_owned() };
+    let start = StartFolder { path: path.clone(), moved: Some(why) };
+    match world {
+        Some(world) => {
+            world.start_in(world::Start::other(&path).map_err(Refusal::kernel)?);
+            Ok((start, None))
+        }
+        None => {
+            use std::os::unix::ffi::OsStrExt as _;
+            let relative = path.strip_prefix("/").unwrap_or(&path);
+            let relative = if relative.as_os_str().is_empty() { Path::new(".") } else { relative };
+            let c = std::ffi::CString::new(relative.as_os_str().as_bytes())
+                .map_err(|_| Refusal::kernel("a NUL byte in the starting folder's path"))?;
+            Ok((start, Some(c)))
+        }
+    }
+}
+
+/// Whether a test build was asked to leave out one layer of the sandbox (`LNK_TEST_WITHOUT`),
+/// so a test can show the other keeps a secret closed alone. Never in a release build.
+fn layer_off(layer: &str) -> bool {
+    #[cfg(feature = "fault-points")]
+    if std::env::var("LNK_TEST_WITHOUT").is_ok_and(|v| v.split(',').any(|l| l == layer)) {
+        return true;
+    }
+    let _ = layer;
+    false
 }
 
 /// Plans the network door for `[internet]`, refusing where the kernel cannot make one: without
@@ -461,8 +600,12 @@ pub fn check_kernel(kernel: &KernelSupport) -> Result<(), Refusal> {
 }
 
 /// Checks the program against `commands`, finds it on the system PATH, and opens every file
-/// the sandbox may execute. Returns the path to execute.
-fn resolve_program(req: &SandboxRequest<'_>, exec_files: &mut ExecFiles) -> Result<PathBuf, Refusal> {
+/// the sandbox may execute. Returns the path to execute, and the descriptor to execute it by
+/// when it is lnk itself (for the file tool).
+fn resolve_program(
+    req: &SandboxRequest<'_>,
+    exec_files: &mut ExecFiles,
+) -> Result<(PathBuf, Option<OwnedFd>), Refusal> {
     let name = req.program;
     crate::sandbox_file::values::program_name(name).map_err(Refusal::refused)?;
     let grant_err = |e: GrantError| Refusal::kernel(e.to_string());
@@ -474,7 +617,7 @@ fn resolve_program(req: &SandboxRequest<'_>, exec_files: &mut ExecFiles) -> Resu
                     name.escape_debug()
                 )));
             }
-            grants::open_self(exec_files).map_err(grant_err)
+            grants::open_self(exec_files).map(|(path, fd)| (path, Some(fd))).map_err(grant_err)
         }
         (Tool::Run, Commands::Listed(names)) if names.is_empty() => {
             Err(Refusal::refused("`commands` is empty: run is off in this sandbox"))
@@ -493,16 +636,17 @@ fn resolve_program(req: &SandboxRequest<'_>, exec_files: &mut ExecFiles) -> Resu
                     found = path;
                 }
             }
-            found.ok_or_else(|| {
+            let found = found.ok_or_else(|| {
                 Refusal::not_found(format!(
                     "`{}`: {}",
                     name.escape_debug(),
                     crate::program_path::LookupError::NotFound
                 ))
-            })
+            })?;
+            Ok((found, None))
         }
         (Tool::Run, Commands::Any) => crate::program_path::lookup(name)
-            .map(|p| p.path)
+            .map(|p| (p.path, None))
             .map_err(|e| Refusal::not_found(format!("`{}`: {e}", name.escape_debug()))),
     }
 }

@@ -9,6 +9,7 @@ use landlock::{AccessFs, BitFlags, PathBeneath, RulesetCreated, RulesetCreatedAt
 
 use super::grants;
 pub(super) use super::grants::Kind;
+use super::holes::Hole;
 use super::{PINNED_ABI, Refusal, SYSTEM_READ, SandboxRequest, read_rights};
 
 /// Adds a grant's rules: the whole folder, or, when holes lie in it, the folder around them (see
@@ -24,7 +25,7 @@ pub(super) fn add_around(
     if inside.is_empty() {
         return add(ruleset, fd, rights, Kind::Folder);
     }
-    let parts = grants::open_around(path, fd, &inside, false).map_err(|e| Refusal::kernel(e.to_string()))?;
+    let parts = grants::open_around(path, fd, &inside, &[]).map_err(|e| Refusal::kernel(e.to_string()))?;
     for (fd, part) in parts {
         ruleset = match part {
             grants::Part::Whole(kind) => add(ruleset, fd, rights, kind)?,
@@ -34,11 +35,11 @@ pub(super) fn add_around(
     Ok(ruleset)
 }
 
-/// The holes to cut in this call's grants (see [`crate::protected`]): the file's `deny`, the
-/// protected set where it lies in a grant, and the agent's records. A protected path that is a
-/// link is a hole where it leads too, when that is in a grant. A grant inside a denied path is
-/// refused: `deny` must not lose to a grant silently.
-pub(super) fn holes(req: &SandboxRequest<'_>) -> Result<Vec<PathBuf>, Refusal> {
+/// The holes to cut in this call's grants (see [`crate::protected`] and [`super::holes`]): the
+/// file's `deny`, the protected set where it lies in a grant, the agent's records and lnk's
+/// private tmp base (`extra_protected`), and as root the system's secret files. A grant inside a
+/// denied path is refused: `deny` must not lose to a grant silently.
+pub(super) fn holes(req: &SandboxRequest<'_>, extra_protected: &[PathBuf]) -> Result<Vec<Hole>, Refusal> {
     let grants: Vec<&PathBuf> = req.flags.read.iter().chain(&req.flags.write).collect();
     if let Some((grant, denied)) = crate::protected::grant_in_denied(&req.flags.deny, &grants) {
         return Err(Refusal::refused(format!(
@@ -47,28 +48,10 @@ pub(super) fn holes(req: &SandboxRequest<'_>) -> Result<Vec<PathBuf>, Refusal> {
             denied.display()
         )));
     }
-    let candidates = crate::protected::call_holes(&req.flags.deny, req.home, &grants, req.protected);
-    // The file's `deny` already holds the protected paths this computer has (see `flags`), so
-    // most candidates come twice; compared as bytes, since comparing paths component by
-    // component, each against each, was a tenth of preparing the default sandbox.
-    let mut seen = std::collections::HashSet::new();
-    let mut holes = Vec::new();
-    for candidate in candidates {
-        if !seen.insert(candidate.clone().into_os_string()) {
-            continue;
-        }
-        // Where a link leads, inside a grant, is as secret as the link's name.
-        if let Some(real) = crate::paths::real_path(&candidate) {
-            if real != candidate
-                && grants.iter().any(|g| real.starts_with(g))
-                && seen.insert(real.clone().into_os_string())
-            {
-                holes.push(real);
-            }
-        }
-        holes.push(candidate);
-    }
-    Ok(holes)
+    let protected: Vec<PathBuf> = req.protected.iter().chain(extra_protected).cloned().collect();
+    let as_root = rustix::process::geteuid().is_root();
+    let candidates = crate::protected::call_holes(&req.flags.deny, req.home, &grants, &protected, as_root);
+    super::holes::find(&candidates, &grants, &req.flags.write).map_err(Refusal::kernel)
 }
 
 pub(super) fn borrowed(roots: &[(PathBuf, OwnedFd)]) -> Vec<(PathBuf, &OwnedFd)> {
@@ -76,16 +59,15 @@ pub(super) fn borrowed(roots: &[(PathBuf, OwnedFd)]) -> Vec<(PathBuf, &OwnedFd)>
 }
 
 /// The program's `HOME`: the caller's when a grant reaches it (git and many tools fail hard on
-/// an unreadable home), else the call's own tmp folder (`/tmp` in the own world), which the
-/// report names. The tmp folder itself rather than a folder in it: it is already private,
-/// writable and gone with the call, and a folder of its own would cost a `mkdir` and an `rmdir`
-/// on every launch (measured: about a tenth of a Landlock-only launch on ext4).
-pub(super) fn program_home(req: &SandboxRequest<'_>, own_world: bool) -> (PathBuf, bool) {
+/// an unreadable home), else the call's own tmp folder (`tmp_dir`: `/tmp` in the own world),
+/// which the report names. The tmp folder itself rather than a folder in it: it is already
+/// private, writable and gone with the call, and a folder of its own would cost a `mkdir` and an
+/// `rmdir` on every launch (measured: about a tenth of a Landlock-only launch on ext4).
+pub(super) fn program_home(req: &SandboxRequest<'_>, tmp_dir: &Path) -> (PathBuf, bool) {
     let granted = req.flags.read.iter().chain(&req.flags.write).any(|g| req.home.starts_with(g));
-    match (granted, own_world) {
-        (true, _) => (req.home.to_owned(), false),
-        (false, true) => (PathBuf::from("/tmp"), true),
-        (false, false) => (req.private_tmp.to_owned(), true),
+    match granted {
+        true => (req.home.to_owned(), false),
+        false => (tmp_dir.to_owned(), true),
     }
 }
 
@@ -109,14 +91,20 @@ pub(super) fn add(
 }
 
 /// Grants reading the system folders, except the files of the folders programs are found in
-/// (the system PATH): those folders may be listed, but their files read (and executed) only
-/// where a listed program's file is granted on its own. The dynamic loader must be executable
-/// for any dynamic program, and run directly (`ld-linux-x86-64.so.2 /usr/bin/perl`) it maps
-/// whatever program file it can read; so an unlisted program must not be readable.
-pub(super) fn grant_system_read_except_programs(
+/// (the system PATH, when `except_programs`) and the system's secrets among `holes`: those folders
+/// may be listed, but their files read (and executed) only where a listed program's file is
+/// granted on its own. The dynamic loader must be executable for any dynamic program, and run
+/// directly (`ld-linux-x86-64.so.2 /usr/bin/perl`) it maps whatever program file it can read; so
+/// an unlisted program must not be readable.
+pub(super) fn grant_system_read(
     mut ruleset: RulesetCreated,
+    except_programs: bool,
+    holes: &[PathBuf],
 ) -> Result<RulesetCreated, Refusal> {
-    let folders = grants::open_system_read(SYSTEM_READ, crate::program_path::SYSTEM_PATH)
+    let program_folders = if except_programs { crate::program_path::SYSTEM_PATH } else { &[][..] };
+    let secrets: Vec<PathBuf> =
+        holes.iter().filter(|h| SYSTEM_READ.iter().any(|root| h.starts_with(root))).cloned().collect();
+    let folders = grants::open_system_read(SYSTEM_READ, program_folders, &secrets)
         .map_err(|e| Refusal::kernel(e.to_string()))?;
     for (fd, how) in folders {
         ruleset = match how {

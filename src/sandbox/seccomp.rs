@@ -69,6 +69,26 @@ const SYS_FCHMODAT2: libc::c_long = 452;
 const SYS_SETXATTRAT: libc::c_long = 463;
 const SYS_REMOVEXATTRAT: libc::c_long = 466;
 const SYS_OPEN_TREE_ATTR: libc::c_long = 467;
+const SYS_FILE_SETATTR: libc::c_long = 469;
+
+/// The set-user-id and set-group-id bits of a mode.
+const SET_ID_BITS: u32 = 0o6000;
+/// `O_CREAT`, and `__O_TMPFILE` (the bit of `O_TMPFILE` that is not `O_DIRECTORY`): the open
+/// flags under which `open` takes a mode.
+const O_CREAT: u32 = libc::O_CREAT as u32;
+const O_TMPFILE_BIT: u32 = (libc::O_TMPFILE & !libc::O_DIRECTORY) as u32;
+/// `fcntl(F_SETLEASE)`: a lease makes any other opener (the harness too) wait for its break.
+const F_SETLEASE: u32 = 1024;
+/// The ioctls that change a file's attributes (`chattr`'s flags, the project id and extended
+/// flags, the inode's generation), in their 64- and 32-bit forms. They need only a descriptor
+/// the program owns, which a read grant opens.
+const FILE_ATTRIBUTE_IOCTLS: [u32; 5] = [
+    0x4008_6602, // FS_IOC_SETFLAGS
+    0x4004_6602, // FS_IOC32_SETFLAGS
+    0x401c_5820, // FS_IOC_FSSETXATTR
+    0x4008_7602, // FS_IOC_SETVERSION
+    0x4004_7602, // FS_IOC32_SETVERSION
+];
 
 const MSG_FASTOPEN: u32 = 0x2000_0000;
 const PRIO_PROCESS: u32 = 0;
@@ -176,7 +196,16 @@ const METADATA: &[libc::c_long] = &[
     libc::SYS_lremovexattr,
     libc::SYS_fremovexattr,
     SYS_REMOVEXATTRAT,
+    SYS_FILE_SETATTR,
 ];
+
+/// The calls that set a mode, with the argument the mode is in: none may set the set-user-id or
+/// set-group-id bit (a file made set-user-id inside a write grant would run with its owner's
+/// rights outside the sandbox, for anyone: as root, a root shell). The chmod family is here only
+/// where [`METADATA`] is allowed at all; `open`, `openat` and `creat` take a mode only when they
+/// create a file, `mknod` may make a regular file, and `mkdir` drops both bits itself.
+const MODE_SETTERS: [(libc::c_long, u8); 4] =
+    [(libc::SYS_chmod, 1), (libc::SYS_fchmod, 1), (libc::SYS_fchmodat, 2), (SYS_FCHMODAT2, 2)];
 
 /// What the filter must allow beyond the base.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,6 +217,10 @@ pub struct SeccompPolicy {
     pub metadata_calls: bool,
     /// The [`IPC`] calls: only with an IPC namespace of the call's own.
     pub ipc: bool,
+    /// `openat2`, whose mode lies in memory a filter cannot read: only for lnk's own file tool,
+    /// which never sets one. Other programs get `ENOSYS` and fall back to `openat` (glibc never
+    /// uses it for `open`; Go's `os.Root` and others fall back on `ENOSYS`).
+    pub openat2: bool,
 }
 
 /// The filter's program for `policy`, to install just before `execve`.
@@ -212,6 +245,32 @@ fn rules(policy: SeccompPolicy) -> Policy {
         p.set(nr, refuse.clone());
     }
 
+    // No set-user-id or set-group-id bit from any call that sets a mode.
+    if policy.metadata_calls {
+        for (nr, mode) in MODE_SETTERS {
+            p.set(nr, when(vec![vec![Check::masked_ne(mode, SET_ID_BITS, 0)]]));
+        }
+    }
+    let creating = |flags: u8, mode: u8| {
+        vec![
+            vec![Check::masked_eq(flags, O_CREAT, O_CREAT), Check::masked_ne(mode, SET_ID_BITS, 0)],
+            vec![
+                Check::masked_eq(flags, O_TMPFILE_BIT, O_TMPFILE_BIT),
+                Check::masked_ne(mode, SET_ID_BITS, 0),
+            ],
+        ]
+    };
+    p.set(libc::SYS_open, when(creating(1, 2)));
+    p.set(libc::SYS_openat, when(creating(2, 3)));
+    p.set(libc::SYS_creat, when(vec![vec![Check::masked_ne(1, SET_ID_BITS, 0)]]));
+    p.set(libc::SYS_mknod, when(vec![vec![Check::masked_ne(1, SET_ID_BITS, 0)]]));
+    p.set(libc::SYS_mknodat, when(vec![vec![Check::masked_ne(2, SET_ID_BITS, 0)]]));
+    if !policy.openat2 {
+        p.set(libc::SYS_openat2, Entry::Always(Answer::Errno(libc::ENOSYS as u16)));
+    }
+    // No lease: it would make the harness's own open of the file wait.
+    p.set(libc::SYS_fcntl, when(vec![vec![Check::eq(1, F_SETLEASE)]]));
+
     // Another process's limits, scheduling and memory: the pid (an int) must be 0.
     for nr in SELF_ONLY {
         p.set(*nr, when(vec![vec![Check::ne(0, 0)]]));
@@ -226,8 +285,13 @@ fn rules(policy: SeccompPolicy) -> Policy {
         p.set(nr, when(vec![vec![Check::masked_eq(flags_arg, MSG_FASTOPEN, MSG_FASTOPEN)]]));
     }
 
-    // ioctl(fd, TIOCSTI | TIOCLINUX, …), on the low 32 bits of the command.
-    p.set(libc::SYS_ioctl, when(vec![vec![Check::eq(1, TIOCSTI)], vec![Check::eq(1, TIOCLINUX)]]));
+    // ioctl(fd, TIOCSTI | TIOCLINUX, …), on the low 32 bits of the command; and where metadata
+    // is refused, the ioctls that change a file's attributes.
+    let mut ioctl_rules = vec![vec![Check::eq(1, TIOCSTI)], vec![Check::eq(1, TIOCLINUX)]];
+    if !policy.metadata_calls {
+        ioctl_rules.extend(FILE_ATTRIBUTE_IOCTLS.iter().map(|cmd| vec![Check::eq(1, *cmd)]));
+    }
+    p.set(libc::SYS_ioctl, when(ioctl_rules));
 
     // memfd_create without MFD_NOEXEC_SEAL, or with MFD_EXEC. A memfd's inode lies on an
     // internal mount that Landlock does not govern, so an executable memfd would run any code the
@@ -372,24 +436,27 @@ mod tests {
 
     #[test]
     fn with_a_network_namespace_only_tcp_and_udp_sockets_are_allowed() {
-        let filter = build(SeccompPolicy { inet_sockets: true, metadata_calls: false, ipc: false });
+        let filter =
+            build(SeccompPolicy { inet_sockets: true, metadata_calls: false, ipc: false, openat2: false });
         assert_eq!(in_child_under(&filter, socket_probe), 0b111_1111);
     }
 
     #[test]
     fn without_internet_no_socket_is_allowed() {
-        let filter = build(SeccompPolicy { inet_sockets: false, metadata_calls: false, ipc: false });
+        let filter =
+            build(SeccompPolicy { inet_sockets: false, metadata_calls: false, ipc: false, openat2: false });
         // TCP refused too: bits 0 and 1 clear, the rest set.
         assert_eq!(in_child_under(&filter, socket_probe), 0b11_1100);
     }
 
     #[test]
     fn every_policy_compiles_to_what_it_says() {
-        for bits in 0..8u8 {
+        for bits in 0..16u8 {
             let policy = SeccompPolicy {
                 inet_sockets: bits & 1 != 0,
                 metadata_calls: bits & 2 != 0,
                 ipc: bits & 4 != 0,
+                openat2: bits & 8 != 0,
             };
             crate::sandbox::bpf::tests::assert_compiles_faithfully(&rules(policy));
         }
@@ -397,7 +464,8 @@ mod tests {
 
     #[test]
     fn the_policy_says_what_the_module_says() {
-        let p = rules(SeccompPolicy { inet_sockets: false, metadata_calls: false, ipc: false });
+        let p =
+            rules(SeccompPolicy { inet_sockets: false, metadata_calls: false, ipc: false, openat2: false });
         let arch = crate::sandbox::bpf::AUDIT_ARCH;
         let call = |nr: libc::c_long, args: [u64; 6]| p.decide(arch, nr as u32, &args);
         let eperm = Answer::Errno(libc::EPERM as u16);
@@ -417,7 +485,8 @@ mod tests {
         assert_eq!(call(libc::SYS_prlimit64, [1, 0, 0, 0, 0, 0]), eperm);
         assert_eq!(call(libc::SYS_memfd_create, [0, u64::from(MFD_NOEXEC_SEAL), 0, 0, 0, 0]), Answer::Allow);
         assert_eq!(call(libc::SYS_memfd_create, [0; 6]), eperm);
-        let open = rules(SeccompPolicy { inet_sockets: true, metadata_calls: true, ipc: true });
+        let open =
+            rules(SeccompPolicy { inet_sockets: true, metadata_calls: true, ipc: true, openat2: true });
         assert_eq!(open.decide(arch, libc::SYS_chmod as u32, &[0; 6]), Answer::Allow);
         assert_eq!(open.decide(arch, libc::SYS_shmget as u32, &[0; 6]), Answer::Allow);
         assert_eq!(

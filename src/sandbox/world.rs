@@ -18,10 +18,16 @@
 //! each clone moved back over its own folder
 //! the call's tmp folder over /tmp                              (fresh, the call's own)
 //! a new tmpfs over /dev/shm                                    (in memory, as a /dev/shm is)
+//! grants beneath the host's /tmp shown again at their paths inside the call's
+//! each folder between a write grant and a hole in it bound onto itself   (a "pin": never renamed)
 //! each hole in a grant covered by an empty, read-only mode-000 folder or file
 //! a new proc over /proc                                        (this pid namespace's only)
 //! loopback up                                                  (a network namespace: lo only)
+//! the starting folder found again by its path (same device and inode), and entered
 //! ```
+//!
+//! Where a grant beneath the host's `/tmp` holds a secret, the call's tmp is not shown at
+//! `/tmp` (see [`World::new`] for why Landlock could not keep the secret closed there).
 //!
 //! A change of mode, owner, times or extended attributes outside the write roots then answers
 //! `EROFS`, whatever descriptor is used. Landlock and seccomp are applied on top, exactly as
@@ -47,6 +53,8 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{Mode, OFlags, ResolveFlags};
+
+use super::holes::Hole;
 
 /// Which world a call gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,28 +234,48 @@ struct Mask {
 }
 
 /// A folder opened again in the child: its path beneath `/`, and the identity the helper saw.
-struct KnownFolder {
+pub(super) struct KnownFolder {
     path: CString,
     id: (u64, u64),
 }
 
 impl KnownFolder {
-    fn new(path: &Path, fd: &OwnedFd) -> Result<KnownFolder, String> {
+    pub(super) fn new(path: &Path, fd: &OwnedFd) -> Result<KnownFolder, String> {
         let stat = rustix::fs::fstat(fd).map_err(|e| format!("cannot stat {}: {e}", path.display()))?;
-        let relative = path.strip_prefix("/").unwrap_or(path);
-        let relative = if relative.as_os_str().is_empty() { Path::new(".") } else { relative };
-        let path = CString::new(relative.as_os_str().as_bytes())
-            .map_err(|_| format!("a NUL byte in {}", path.display()))?;
-        Ok(KnownFolder { path, id: (stat.st_dev, stat.st_ino) })
+        Ok(KnownFolder { path: relative_cstring(path)?, id: (stat.st_dev, stat.st_ino) })
     }
+}
+
+/// `path` without its leading `/` (`.` for `/` itself), for `openat2` beneath `/`.
+fn relative_cstring(path: &Path) -> Result<CString, String> {
+    let relative = path.strip_prefix("/").unwrap_or(path);
+    let relative = if relative.as_os_str().is_empty() { Path::new(".") } else { relative };
+    CString::new(relative.as_os_str().as_bytes()).map_err(|_| format!("a NUL byte in {}", path.display()))
 }
 
 /// The mounts [`World::enter`] made that Landlock must be told of: they are new folders, which
 /// no rule made in the helper can name.
 pub struct Entered {
     pub proc: OwnedFd,
-    /// `None` on a machine without `/dev/shm`.
+    /// `None` on a machine without `/dev/shm`, or where the host's is kept (see [`World::new`]).
     pub shm: Option<OwnedFd>,
+}
+
+/// What the world is made from, planned in the helper.
+pub struct Plan<'a> {
+    /// Namespaces in a user namespace (lnk is not root).
+    pub user_namespace: bool,
+    /// The write grants, each with the folder the helper opened.
+    pub write_roots: &'a [(PathBuf, &'a OwnedFd)],
+    pub read_roots: &'a [(PathBuf, &'a OwnedFd)],
+    /// The call's tmp folder and its descriptor.
+    pub tmp: (&'a Path, &'a OwnedFd),
+    /// `commands = ["*"]`, under which `/dev/shm` is not `noexec`.
+    pub any_program: bool,
+    /// The holes in the grants, as found (see [`super::holes`]).
+    pub holes: &'a [Hole],
+    /// Whether each layer is made: always, but for the tests that show the other holds alone.
+    pub masks: bool,
 }
 
 /// The world, planned in the helper; [`World::enter`] makes it in the program's first process.
@@ -256,14 +284,23 @@ pub struct World {
     maps: IdMaps,
     /// Write grants and the call's tmp, none beneath another.
     roots: Vec<KnownFolder>,
-    /// The call's tmp folder, shown at `/tmp`.
+    /// The call's tmp folder: shown at `/tmp` when `own_tmp`.
     tmp: KnownFolder,
+    /// Whether the call's tmp is shown at `/tmp`, and a new tmpfs at `/dev/shm` (see [`World::new`]).
+    own_tmp: bool,
+    own_shm: bool,
     /// Grants beneath `/tmp` or `/dev/shm`, which the call's own would hide: shown again at
     /// their paths inside it (none beneath another).
-    covered: Vec<KnownFolder>,
+    covered: Vec<(PathBuf, KnownFolder)>,
     /// Holes in the grants (see [`crate::protected`]) that exist: each covered by an empty,
     /// read-only folder or file made in the world itself (see [`World::enter`]).
     masks: Vec<Mask>,
+    /// The folders between a write grant and a hole inside it, outermost first: each bound onto
+    /// itself, so `rename` refuses to move it (`EBUSY`) and a hole keeps its name.
+    pins: Vec<KnownFolder>,
+    /// Where the program starts: the caller's folder (checked to be the one the helper saw), or
+    /// else the folder the helper chose (see [`super::StartFolder`]).
+    start: Option<Start>,
     /// Whether programs may be mapped executable from `/dev/shm` (`commands = ["*"]`).
     shm_exec: bool,
     /// Room for the masks' detached clones, allocated before the fork.
@@ -272,21 +309,43 @@ pub struct World {
     clones: Vec<OwnedFd>,
 }
 
+/// Where the world's program starts.
+pub(super) enum Start {
+    /// The caller's folder, found again by its path and checked to be the same folder.
+    Same(KnownFolder),
+    /// Another folder, by its path (the program's home or tmp folder), never through a link.
+    Other(CString),
+}
+
+impl Start {
+    pub(super) fn other(path: &Path) -> Result<Start, String> {
+        Ok(Start::Other(relative_cstring(path)?))
+    }
+}
+
+/// Whether `path` lies beneath `/tmp` (`shm`: `/dev/shm`).
+fn beneath_tmp(path: &Path, shm: bool) -> bool {
+    path.starts_with(if shm { "/dev/shm" } else { "/tmp" })
+}
+
 impl World {
-    /// Plans the world for write roots `roots` (each a path and the folder the helper opened).
-    /// Roots beneath another root are left out: the outer root's clone is recursive and covers
-    /// them. `private_tmp` (opened as `tmp_fd`) is the call's tmp folder, shown at `/tmp`.
-    /// `any_program`: `commands = ["*"]`, under which `/dev/shm` is not `noexec`.
-    pub fn new(
-        user_namespace: bool,
-        roots: &[(PathBuf, &OwnedFd)],
-        read_roots: &[(PathBuf, &OwnedFd)],
-        (private_tmp, tmp_fd): (&Path, &OwnedFd),
-        any_program: bool,
-    ) -> Result<World, String> {
+    /// Plans the world. Write roots beneath another root are left out: the outer root's clone is
+    /// recursive and covers them.
+    ///
+    /// The call's tmp folder is shown at `/tmp`, and a new tmpfs at `/dev/shm`, unless a grant
+    /// beneath the host's `/tmp` (or `/dev/shm`) holds a hole that exists. Landlock's rights are
+    /// inherited down the folders a path walks through, mount points included, so a grant shown
+    /// again inside a writable `/tmp` gets the call's tmp rights on everything in it, holes
+    /// included: Landlock could not keep such a hole closed. Then the host's `/tmp` is kept
+    /// (read-only, like the rest, and closed by Landlock but for the grants), the grants are at
+    /// their own paths, and the program's `TMPDIR` is the call's tmp folder at its own path, as
+    /// in the Landlock-only mode.
+    pub fn new(plan: &Plan<'_>) -> Result<World, String> {
+        let (private_tmp, tmp_fd) = plan.tmp;
         let mut kept: Vec<KnownFolder> = Vec::new();
-        for (path, fd) in roots {
-            let beneath_another = roots.iter().any(|(other, _)| other != path && path.starts_with(other));
+        for (path, fd) in plan.write_roots {
+            let beneath_another =
+                plan.write_roots.iter().any(|(other, _)| other != path && path.starts_with(other));
             let folder = KnownFolder::new(path, fd)?;
             if beneath_another || kept.iter().any(|k| k.path == folder.path) {
                 continue;
@@ -294,52 +353,120 @@ impl World {
             kept.push(folder);
         }
         let tmp = KnownFolder::new(private_tmp, tmp_fd)?;
-        let hidden =
-            |p: &Path| (p.starts_with("/tmp") || p.starts_with("/dev/shm")) && !p.starts_with(private_tmp);
-        let grants: Vec<&(PathBuf, &OwnedFd)> =
-            roots.iter().chain(read_roots).filter(|(p, _)| hidden(p)).collect();
-        let mut covered = Vec::new();
-        for (path, fd) in &grants {
-            if grants.iter().any(|(other, _)| other != path && path.starts_with(other)) {
+        let grants: Vec<&(PathBuf, &OwnedFd)> = plan
+            .write_roots
+            .iter()
+            .chain(plan.read_roots)
+            .filter(|(p, _)| !p.starts_with(private_tmp))
+            .collect();
+        let covered_by = |shm: bool| -> Vec<&(PathBuf, &OwnedFd)> {
+            grants.iter().copied().filter(|(p, _)| beneath_tmp(p, shm)).collect()
+        };
+        let holds_found_hole = |shm: bool| {
+            covered_by(shm)
+                .iter()
+                .any(|(grant, _)| plan.holes.iter().any(|h| h.found.is_some() && h.path.starts_with(grant)))
+        };
+        let own_tmp = !holds_found_hole(false);
+        let own_shm = !holds_found_hole(true);
+        let mut shown: Vec<&(PathBuf, &OwnedFd)> = Vec::new();
+        if own_tmp {
+            shown.extend(covered_by(false));
+        }
+        if own_shm {
+            shown.extend(covered_by(true));
+        }
+        let mut covered: Vec<(PathBuf, KnownFolder)> = Vec::new();
+        for (path, fd) in &shown {
+            if shown.iter().any(|(other, _)| other != path && path.starts_with(other)) {
                 continue;
             }
             let folder = KnownFolder::new(path, fd)?;
-            if !covered.iter().any(|c: &KnownFolder| c.path == folder.path) {
-                covered.push(folder);
+            if !covered.iter().any(|(_, c)| c.path == folder.path) {
+                covered.push((path.clone(), folder));
             }
         }
-        let clones = Vec::with_capacity(kept.len() + covered.len());
-        Ok(World {
-            user_namespace,
+        let mut world = World {
+            user_namespace: plan.user_namespace,
             maps: IdMaps::for_self(),
             roots: kept,
             tmp,
+            own_tmp,
+            own_shm,
             covered,
             masks: Vec::new(),
-            shm_exec: any_program,
+            pins: Vec::new(),
+            start: None,
+            shm_exec: plan.any_program,
             mask_clones: Vec::new(),
-            clones,
-        })
+            clones: Vec::new(),
+        };
+        if plan.masks {
+            world.plan_masks(plan, private_tmp)?;
+        }
+        world.clones = Vec::with_capacity(world.roots.len() + world.covered.len() + world.pins.len());
+        Ok(world)
     }
 
-    /// Plans a mask over each of `holes` that exists (a link is left alone: where it leads is a
-    /// hole of its own when it matters, see [`crate::protected`]). Landlock still grants the
-    /// path; what it finds there is an empty folder or file of mode 000 on a read-only mount, so
-    /// neither the secret's contents nor its names are reachable (EACCES, as in the Landlock-only
-    /// mode: the program holds no capability to override the mode), and nothing is written.
-    pub fn mask(&mut self, holes: &[PathBuf]) -> Result<(), String> {
-        for hole in holes {
-            let Ok(meta) = std::fs::symlink_metadata(hole) else { continue };
-            let kind = meta.file_type();
-            if !kind.is_dir() && !kind.is_file() {
+    /// Plans a mask over each hole that exists and that the world shows (a hole beneath the
+    /// host's `/tmp` is hidden by the call's own, unless it lies in a grant shown again there,
+    /// which the choice of layout above rules out), and a pin on each folder between a write
+    /// grant and such a hole. The hole that holds the call's own tmp folder (lnk's private tmp
+    /// base) is not masked: the call's tmp must stay reachable, and Landlock keeps the rest of
+    /// it closed. Landlock still cuts every hole; what a program finds at a mask is an empty
+    /// folder or file of mode 000 on a read-only mount, so neither the secret's contents nor its
+    /// names are reachable (EACCES, as in the Landlock-only mode: the program holds no capability
+    /// to override the mode), and nothing is written.
+    fn plan_masks(&mut self, plan: &Plan<'_>, private_tmp: &Path) -> Result<(), String> {
+        let mut pins: Vec<PathBuf> = Vec::new();
+        for hole in plan.holes {
+            let Some(found) = &hole.found else { continue };
+            if private_tmp.starts_with(&hole.path) || !self.shows(&hole.path) {
                 continue;
             }
-            let fd = rustix::fs::open(hole, OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
-                .map_err(|e| format!("cannot open {}: {e}", hole.display()))?;
-            self.masks.push(Mask { target: KnownFolder::new(hole, &fd)?, folder: kind.is_dir() });
+            self.masks.push(Mask {
+                target: KnownFolder { path: relative_cstring(&hole.path)?, id: found.id },
+                folder: found.folder,
+            });
+            for (root, _) in plan.write_roots.iter().filter(|(w, _)| hole.path.starts_with(w)) {
+                let mut folder = hole.path.parent();
+                while let Some(f) = folder.filter(|f| f.starts_with(root) && f != root) {
+                    if !pins.iter().any(|p| p == f) {
+                        pins.push(f.to_owned());
+                    }
+                    folder = f.parent();
+                }
+            }
+        }
+        // Outermost first: an inner pin is made through the outer one's mount.
+        pins.sort_by_key(|p| p.components().count());
+        for pin in pins {
+            let fd = super::grants::open_no_symlinks(&pin, true)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("`{}` vanished while the world was planned", pin.display()))?;
+            self.pins.push(KnownFolder::new(&pin, &fd)?);
         }
         self.mask_clones = Vec::with_capacity(self.masks.len());
         Ok(())
+    }
+
+    /// Whether the world shows `path` at its own path: everything but what the call's own `/tmp`
+    /// and `/dev/shm` cover, except grants shown again inside them.
+    pub fn shows(&self, path: &Path) -> bool {
+        let hidden = |shm: bool, own: bool| {
+            own && beneath_tmp(path, shm) && !self.covered.iter().any(|(grant, _)| path.starts_with(grant))
+        };
+        !hidden(false, self.own_tmp) && !hidden(true, self.own_shm)
+    }
+
+    /// Whether the call's tmp folder is shown at `/tmp` (else the program's `TMPDIR` is its path).
+    pub fn own_tmp(&self) -> bool {
+        self.own_tmp
+    }
+
+    /// Sets where the program starts.
+    pub(super) fn start_in(&mut self, start: Start) {
+        self.start = Some(start);
     }
 
     /// In the program's first process (pid 1 of the new pid namespace, already in the new
@@ -390,7 +517,7 @@ impl World {
         self.clones.clear();
         // Grants the call's /tmp is about to hide, cloned now (recursively, so a write grant
         // inside a read grant stays writable) and shown again inside it below.
-        for folder in &self.covered {
+        for (_, folder) in &self.covered {
             let mount = clone(&open_verified(&root, folder)?)?;
             if self.clones.len() == self.clones.capacity() {
                 return Err("more clones than grants");
@@ -399,46 +526,21 @@ impl World {
         }
         // The call's own /tmp: its tmp folder (a read-write clone, now in place), cloned before
         // it is shown, since it usually lies beneath the /tmp it is about to cover.
-        let tmp = clone(&open_verified(&root, &self.tmp)?)?;
-        // The masks: an empty folder and an empty file of mode 000, made on a tmpfs mounted
-        // for a moment over /tmp in this namespace only, each cloned read-only, and the tmpfs
-        // detached: their sources exist nowhere a program (of this call or another) can reach.
-        if !self.masks.is_empty() {
-            crate::sys::mount_small_tmpfs(c"/tmp").map_err(|_| "cannot mount a tmpfs for the masks")?;
-            let none = Mode::from_raw_mode(0o000);
-            rustix::fs::mkdir(c"/tmp/mask", none).map_err(|_| "cannot make the masks' folder")?;
-            rustix::fs::open(
-                c"/tmp/mask-file",
-                OFlags::CREATE | OFlags::EXCL | OFlags::RDONLY | OFlags::CLOEXEC,
-                none,
-            )
-            .map_err(|_| "cannot make the masks' file")?;
-            for mask in &self.masks {
-                let name = if mask.folder { c"tmp/mask" } else { c"tmp/mask-file" };
-                let source = rustix::fs::openat(
-                    &root,
-                    name,
-                    OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )
-                .map_err(|_| "cannot open a mask")?;
-                let mount = clone(&source)?;
-                crate::sys::make_tree_read_only(&mount).map_err(|_| "cannot make a mask read-only")?;
-                if self.mask_clones.len() == self.mask_clones.capacity() {
-                    return Err("more masks than holes");
-                }
-                self.mask_clones.push(mount);
-            }
-            crate::sys::unmount_detach(c"/tmp").map_err(|_| "cannot detach the masks' tmpfs")?;
-        }
+        let tmp = match self.own_tmp {
+            true => Some(clone(&open_verified(&root, &self.tmp)?)?),
+            false => None,
+        };
+        self.make_mask_sources(&root, &clone)?;
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let tmp_target =
-            rustix::fs::openat(&root, c"tmp", flags, Mode::empty()).map_err(|_| "cannot open /tmp")?;
-        put(&tmp, &tmp_target)?;
+        if let Some(tmp) = tmp {
+            let tmp_target =
+                rustix::fs::openat(&root, c"tmp", flags, Mode::empty()).map_err(|_| "cannot open /tmp")?;
+            put(&tmp, &tmp_target)?;
+        }
         // The call's own /dev/shm: a new tmpfs, in memory as the host's is, gone with the mount
         // namespace. A machine without /dev/shm gets none.
         let shm = match rustix::fs::openat(&root, c"dev/shm", flags, Mode::empty()) {
-            Ok(_) => {
+            Ok(_) if self.own_shm => {
                 // A quarter of memory at most (the host's is half), and no mapping of code from it
                 // unless any program may run.
                 crate::sys::mount_tmpfs(c"/dev/shm", !self.shm_exec, c"mode=1777,size=25%")
@@ -448,15 +550,21 @@ impl World {
                         .map_err(|_| "cannot open the new /dev/shm")?,
                 )
             }
-            Err(rustix::io::Errno::NOENT) => None,
+            Ok(_) | Err(rustix::io::Errno::NOENT) => None,
             Err(_) => return Err("cannot open /dev/shm"),
         };
-        for (folder, mount) in self.covered.iter().zip(&self.clones) {
+        for ((_, folder), mount) in self.covered.iter().zip(&self.clones) {
             put(mount, &make_folders(&root, folder.path.as_bytes())?)?;
         }
         self.clones.clear();
-        // The holes, found in the finished tree (a grant shown again inside the call's /tmp has
-        // its holes there) and covered.
+        // The folders on the way to a hole in a write grant, each bound onto itself (outermost
+        // first): `rename` refuses to move a mount point, so no program of this call can move a
+        // hole's name for a later call to miss.
+        for pin in &self.pins {
+            let mount = clone(&open_verified(&root, pin)?)?;
+            put(&mount, &open_verified(&root, pin)?)?;
+        }
+        // The holes, each found again by its path and checked to be what the helper saw.
         for (mask, mount) in self.masks.iter().zip(&self.mask_clones) {
             let target = if mask.folder {
                 open_verified(&root, &mask.target)?
@@ -471,7 +579,60 @@ impl World {
         let proc =
             rustix::fs::open(c"/proc", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
                 .map_err(|_| "cannot open the new /proc")?;
+        // The starting folder, found again in the finished world: the working folder the
+        // program inherited points into the mounts as they were before, beneath what is now
+        // read-only, masked or covered.
+        match &self.start {
+            Some(Start::Same(folder)) => rustix::process::fchdir(open_verified(&root, folder)?)
+                .map_err(|_| "cannot enter the starting folder")?,
+            Some(Start::Other(path)) => {
+                let how = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+                let folder = rustix::fs::openat2(&root, path.as_c_str(), flags, Mode::empty(), how)
+                    .map_err(|_| "cannot open the program's starting folder in its world")?;
+                rustix::process::fchdir(folder).map_err(|_| "cannot enter the starting folder")?
+            }
+            None => {}
+        }
         Ok(Entered { proc, shm })
+    }
+
+    /// The masks: an empty folder and an empty file of mode 000, made on a tmpfs mounted for a
+    /// moment over /tmp in this namespace only, each cloned read-only, and the tmpfs detached:
+    /// their sources exist nowhere a program (of this call or another) can reach.
+    fn make_mask_sources(
+        &mut self,
+        root: &OwnedFd,
+        clone: &dyn Fn(&OwnedFd) -> Result<OwnedFd, &'static str>,
+    ) -> Result<(), &'static str> {
+        if self.masks.is_empty() {
+            return Ok(());
+        }
+        crate::sys::mount_small_tmpfs(c"/tmp").map_err(|_| "cannot mount a tmpfs for the masks")?;
+        let none = Mode::from_raw_mode(0o000);
+        rustix::fs::mkdir(c"/tmp/mask", none).map_err(|_| "cannot make the masks' folder")?;
+        rustix::fs::open(
+            c"/tmp/mask-file",
+            OFlags::CREATE | OFlags::EXCL | OFlags::RDONLY | OFlags::CLOEXEC,
+            none,
+        )
+        .map_err(|_| "cannot make the masks' file")?;
+        for mask in &self.masks {
+            let name = if mask.folder { c"tmp/mask" } else { c"tmp/mask-file" };
+            let source = rustix::fs::openat(
+                root,
+                name,
+                OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|_| "cannot open a mask")?;
+            let mount = clone(&source)?;
+            crate::sys::make_tree_read_only(&mount).map_err(|_| "cannot make a mask read-only")?;
+            if self.mask_clones.len() == self.mask_clones.capacity() {
+                return Err("more masks than holes");
+            }
+            self.mask_clones.push(mount);
+        }
+        crate::sys::unmount_detach(c"/tmp").map_err(|_| "cannot detach the masks' tmpfs")
     }
 }
 
@@ -518,10 +679,12 @@ fn open_verified(root: &OwnedFd, folder: &KnownFolder) -> Result<OwnedFd, &'stat
     let how = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
     let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let fd = rustix::fs::openat2(root, folder.path.as_c_str(), flags, Mode::empty(), how)
-        .map_err(|_| "cannot open a write grant in the call's mount namespace")?;
-    let stat = rustix::fs::fstat(&fd).map_err(|_| "cannot stat a write grant")?;
+        .map_err(|_| "cannot open a grant, a pin or the starting folder in the call's mount namespace")?;
+    let stat = rustix::fs::fstat(&fd).map_err(|_| "cannot stat a folder of the world")?;
     if (stat.st_dev, stat.st_ino) != folder.id {
-        return Err("a write grant changed between the helper's check and the mount namespace");
+        return Err(
+            "a grant, a pin or the starting folder changed between the helper's check and the mount namespace",
+        );
     }
     Ok(fd)
 }
