@@ -184,8 +184,9 @@ impl Door {
     /// In the program's child, once the call's world has made the network namespace and before
     /// the sandbox is entered: brings loopback up, listens, and hands the listening sockets to the
     /// helper. Any failure is returned (and the child exits): the program never runs with a door
-    /// half made.
-    pub fn open(&self) -> Result<(), &'static str> {
+    /// half made. Returns the hosts file it mounted, if any: a new file, which Landlock must be
+    /// told the program may read (the rules made in the helper name the host's `/etc/hosts`).
+    pub fn open(&self) -> Result<Option<OwnedFd>, &'static str> {
         let plan = &self.plan;
         let child_end = self.child_end.as_ref().ok_or("the network door was opened twice")?;
         crate::sys::bring_loopback_up().map_err(|_| "cannot bring loopback up")?;
@@ -211,10 +212,10 @@ impl Door {
             rustix::net::sendmsg(child_end, &[std::io::IoSlice::new(b"L")], &mut control, SendFlags::empty())
                 .map_err(|_| "cannot pass a listening socket to the helper")?;
         }
-        if let Some(hosts) = &plan.hosts_file {
-            mount_hosts_file(hosts)?;
+        match &plan.hosts_file {
+            Some(hosts) => mount_hosts_file(hosts).map(Some),
+            None => Ok(None),
         }
-        Ok(())
     }
 
     /// Closes the helper's copy of the child's end, so [`Door::receive`] sees the end of the
@@ -297,7 +298,7 @@ fn hosts_file(names: &[&str]) -> Vec<u8> {
 /// call's tmp folder, bind-mounted read-only over `/etc/hosts`, and the tmpfs detached, so
 /// nothing of it is left where the program can write. (A memfd cannot be the source: a bind
 /// mount's source must be in the caller's mount namespace.)
-fn mount_hosts_file(hosts: &HostsFile) -> Result<(), &'static str> {
+fn mount_hosts_file(hosts: &HostsFile) -> Result<OwnedFd, &'static str> {
     use rustix::fs::{Mode, OFlags};
     crate::sys::make_mounts_private().map_err(|_| "cannot make the mount namespace private")?;
     crate::sys::mount_small_tmpfs(&hosts.scratch_dir)
@@ -315,7 +316,9 @@ fn mount_hosts_file(hosts: &HostsFile) -> Result<(), &'static str> {
     drop(file);
     crate::sys::bind_mount_read_only(&hosts.scratch_file, c"/etc/hosts")
         .map_err(|_| "cannot mount the hosts file")?;
-    crate::sys::unmount_detach(&hosts.scratch_dir).map_err(|_| "cannot detach the hosts file's tmpfs")
+    crate::sys::unmount_detach(&hosts.scratch_dir).map_err(|_| "cannot detach the hosts file's tmpfs")?;
+    rustix::fs::open(c"/etc/hosts", OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|_| "cannot open the mounted hosts file")
 }
 
 #[cfg(test)]

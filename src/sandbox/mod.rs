@@ -435,10 +435,12 @@ impl Sandbox {
                 .add_rule(PathBeneath::new(shm, self.tmp_rights))
                 .map_err(|_| "cannot grant the call's /dev/shm to Landlock")?;
         }
-        self.ruleset = Some(ruleset);
-        if let Some(door) = &self.door {
-            door.open()?;
+        if let Some(hosts) = self.door.as_ref().map(Door::open).transpose()?.flatten() {
+            ruleset = ruleset
+                .add_rule(PathBeneath::new(hosts, AccessFs::ReadFile))
+                .map_err(|_| "cannot grant the call's /etc/hosts to Landlock")?;
         }
+        self.ruleset = Some(ruleset);
         Ok(())
     }
 
