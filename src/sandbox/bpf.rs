@@ -119,6 +119,12 @@ impl Policy {
         }
     }
 
+    /// Each listed number's entry, for the tests' oracle (see `super::oracle`).
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> &BTreeMap<u32, Entry> {
+        &self.entries
+    }
+
     /// The program, ready for `seccomp(SECCOMP_SET_MODE_FILTER)`.
     pub fn compile(&self) -> Vec<Instruction> {
         let mut code = vec![
@@ -257,6 +263,7 @@ const BPF_ABS: u16 = 0x20;
 const BPF_AND: u16 = 0x50;
 const BPF_JA: u16 = 0x00;
 const BPF_JEQ: u16 = 0x10;
+const BPF_JGT: u16 = 0x20;
 const BPF_JGE: u16 = 0x30;
 const BPF_JSET: u16 = 0x40;
 const BPF_K: u16 = 0x00;
@@ -304,6 +311,8 @@ pub(crate) mod tests {
                     let taken = match c & 0xf0 {
                         BPF_JEQ => a == i.k,
                         BPF_JGE => a >= i.k,
+                        // Not emitted by lnk's compiler; seccompiler's (the oracle) uses it.
+                        BPF_JGT => a > i.k,
                         BPF_JSET => a & i.k != 0,
                         other => panic!("unexpected jump {other:#x}"),
                     };
@@ -320,23 +329,7 @@ pub(crate) mod tests {
     pub(crate) fn assert_compiles_faithfully(policy: &Policy) {
         let code = policy.compile();
         assert!(code.len() < 4096, "BPF_MAXINSNS");
-        let mut values: Vec<u64> = vec![0, 1, u64::MAX, 0xffff_ffff_0000_0000, 0x1_0000_0000];
-        for entry in policy.entries.values() {
-            if let Entry::When { rules, .. } = entry {
-                for c in rules.iter().flatten() {
-                    let v = u64::from(c.value);
-                    values.extend([
-                        v,
-                        v | u64::from(!c.mask),
-                        v ^ 1,
-                        v.wrapping_sub(1),
-                        v | 0xdead_0000_0000_0000,
-                    ]);
-                }
-            }
-        }
-        values.sort_unstable();
-        values.dedup();
+        let values = argument_values(policy);
         let cases = rule_cases(policy);
         assert!(
             policy.entries.values().all(|e| !matches!(e, Entry::When { rules, .. } if !rules.is_empty()))
@@ -371,12 +364,36 @@ pub(crate) mod tests {
         }
     }
 
+    /// The argument values worth trying against `policy`: the edges of a word, and at and around
+    /// each value a check tests (with the masked-out bits set, one bit off, one less, and high
+    /// bits the kernel ignores).
+    pub(crate) fn argument_values(policy: &Policy) -> Vec<u64> {
+        let mut values: Vec<u64> = vec![0, 1, u64::MAX, 0xffff_ffff_0000_0000, 0x1_0000_0000];
+        for entry in policy.entries.values() {
+            if let Entry::When { rules, .. } = entry {
+                for c in rules.iter().flatten() {
+                    let v = u64::from(c.value);
+                    values.extend([
+                        v,
+                        v | u64::from(!c.mask),
+                        v ^ 1,
+                        v.wrapping_sub(1),
+                        v | 0xdead_0000_0000_0000,
+                    ]);
+                }
+            }
+        }
+        values.sort_unstable();
+        values.dedup();
+        values
+    }
+
     /// Argument vectors that make each rule of each entry hold (every check at once, which the
     /// sweep above seldom meets for a rule over several arguments), each argument chosen to
     /// break as many of the entry's other rules as it can (so that this rule alone holds:
     /// answers alike would hide a rule that never matches), and the same vector with each of
     /// the rule's checks broken in turn. Panics if some rule is never the only one to hold.
-    fn rule_cases(policy: &Policy) -> Vec<(u32, [u64; 6])> {
+    pub(crate) fn rule_cases(policy: &Policy) -> Vec<(u32, [u64; 6])> {
         let mut cases = Vec::new();
         for (nr, entry) in &policy.entries {
             let Entry::When { rules, .. } = entry else { continue };

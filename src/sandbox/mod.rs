@@ -35,6 +35,8 @@ pub mod capabilities;
 pub mod elf;
 pub mod grants;
 pub mod holes;
+#[cfg(test)]
+mod oracle;
 mod rules;
 pub mod seccomp;
 pub mod world;

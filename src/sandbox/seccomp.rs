@@ -229,7 +229,7 @@ pub fn build(policy: SeccompPolicy) -> Vec<Instruction> {
 }
 
 /// The calls the filter answers other than by running them.
-fn rules(policy: SeccompPolicy) -> Policy {
+pub(super) fn rules(policy: SeccompPolicy) -> Policy {
     let eperm = Answer::Errno(libc::EPERM as u16);
     let refuse = Entry::Always(eperm);
     let when = |rules: Vec<Vec<Check>>| Entry::When { rules, answer: eperm };
