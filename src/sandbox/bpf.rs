@@ -263,6 +263,7 @@ const BPF_ABS: u16 = 0x20;
 const BPF_AND: u16 = 0x50;
 const BPF_JA: u16 = 0x00;
 const BPF_JEQ: u16 = 0x10;
+#[cfg(test)]
 const BPF_JGT: u16 = 0x20;
 const BPF_JGE: u16 = 0x30;
 const BPF_JSET: u16 = 0x40;
