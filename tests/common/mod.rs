@@ -36,8 +36,13 @@ pub struct Scratch {
 
 impl Scratch {
     pub fn new(name: &str) -> Scratch {
-        static N: AtomicUsize = AtomicUsize::new(0);
         let base = std::env::var_os("LNK_TEST_TMP").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+        Scratch::new_in(&base, name)
+    }
+
+    /// A scratch folder in `base` (such as `/var/tmp`, outside the host's `/tmp`).
+    pub fn new_in(base: &Path, name: &str) -> Scratch {
+        static N: AtomicUsize = AtomicUsize::new(0);
         let path = base.join(format!(
             "lnk-test-{name}-{}-{}",
             std::process::id(),
@@ -80,6 +85,16 @@ impl Agent {
     /// `policy` is the sandbox file's text; `~` in it is this agent's home.
     pub fn new(name: &str, policy: &str) -> Agent {
         let dir = Scratch::new(name);
+        let home = dir.join("home");
+        std::fs::create_dir_all(home.join("Link/Files")).unwrap();
+        let policy_path = dir.file("sandbox.toml", policy);
+        Agent { dir, home, policy: policy_path }
+    }
+
+    /// An agent whose home lies outside the host's `/tmp` (in `/var/tmp`), so that a start
+    /// beneath `/tmp` is a case of its own.
+    pub fn outside_tmp(name: &str, policy: &str) -> Agent {
+        let dir = Scratch::new_in(Path::new("/var/tmp"), name);
         let home = dir.join("home");
         std::fs::create_dir_all(home.join("Link/Files")).unwrap();
         let policy_path = dir.file("sandbox.toml", policy);
@@ -272,6 +287,95 @@ impl Agent {
         }
         reports
     }
+}
+
+impl Agent {
+    /// `cmd` run from `cwd` with `extra` flags and `env`, in each mode this machine offers: the
+    /// own world (required in CI) and the Landlock-only mode on a simulated kernel, each
+    /// checked to be the mode it claims.
+    pub fn in_each_mode_at(
+        &self,
+        cwd: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+        cmd: &[&str],
+    ) -> Vec<(&'static str, Report)> {
+        let mut reports = Vec::new();
+        reports.extend(self.own_world_at(cwd, extra, env, cmd).map(|r| ("own-world", r)));
+        reports.extend(self.landlock_only_at(cwd, extra, env, cmd).map(|r| ("landlock-only", r)));
+        reports
+    }
+
+    /// `cmd` run from `cwd` in the Landlock-only mode, on a simulated kernel without user
+    /// namespaces, with a `TMPDIR` of the agent's own; `None` where it cannot be simulated
+    /// (outside CI).
+    pub fn landlock_only_at(
+        &self,
+        cwd: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+        cmd: &[&str],
+    ) -> Option<Report> {
+        if !require(
+            can_simulate_no_user_namespaces(),
+            "nested user namespaces (to simulate a kernel without)",
+        ) {
+            return None;
+        }
+        let mut inner = self.command(extra, cmd);
+        inner.current_dir(cwd);
+        for (k, v) in env {
+            inner.env(k, v);
+        }
+        let tmp = self.dir.join("tmp-landlock-only");
+        std::fs::create_dir_all(&tmp).unwrap();
+        inner.env("TMPDIR", &tmp);
+        let r = Report::from(run(&mut without_user_namespaces(&inner)));
+        if !r.json["enforced"].is_null() {
+            assert_eq!(r.json["enforced"]["mode"], "landlock-only", "{}", r.raw);
+        }
+        Some(r)
+    }
+}
+
+impl Agent {
+    /// `cmd` run from `cwd` in the own world only (for what only it has: the masks), or `None`
+    /// where this machine gives none (outside CI).
+    pub fn own_world_at(
+        &self,
+        cwd: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+        cmd: &[&str],
+    ) -> Option<Report> {
+        if !require(own_world_here(), "the call's own world (user namespaces that can mount)") {
+            return None;
+        }
+        let mut c = self.command(extra, cmd);
+        c.current_dir(cwd);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let r = Report::from(run(&mut c));
+        if !r.json["enforced"].is_null() {
+            assert_eq!(r.json["enforced"]["mode"], "own-world", "{}", r.raw);
+        }
+        Some(r)
+    }
+}
+
+/// `to` relative to `from` (both absolute, without links), as `..` and names.
+pub fn relative(from: &Path, to: &Path) -> PathBuf {
+    let (f, t): (Vec<_>, Vec<_>) = (from.components().collect(), to.components().collect());
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..f.len() {
+        out.push("..");
+    }
+    for c in &t[common..] {
+        out.push(c);
+    }
+    if out.as_os_str().is_empty() { PathBuf::from(".") } else { out }
 }
 
 /// The two modes a call can get.
