@@ -8,8 +8,13 @@ use common::*;
 fn the_python_harness_example_runs() {
     let out = run(std::process::Command::new("python3")
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/harness.py"))
-        .arg(env!("CARGO_BIN_EXE_lnk"))
-        .arg(env!("CARGO_BIN_EXE_lnk-link-run")));
+        .arg(lnk_bin())
+        .arg(link_run_bin()));
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     assert!(stdout(&out).contains("harness example: all ok"), "{}", stdout(&out));
+}
+
+#[test]
+fn the_example_runs_with_lnk_beneath_tmp() {
+    rerun_with_binaries_beneath_tmp("the_example_runs_with_lnk_beneath_tmp");
 }

@@ -181,6 +181,11 @@ impl Files {
 }
 
 #[test]
+fn every_session_test_passes_with_lnk_beneath_tmp() {
+    rerun_with_binaries_beneath_tmp("every_session_test_passes_with_lnk_beneath_tmp");
+}
+
+#[test]
 fn every_operation_works_and_says_what_it_did() {
     let f = Files::new("ops");
     let mut s = f.session();

@@ -68,7 +68,9 @@ say("open_plain", attempt(lambda: os.close(os.open("Link/Files/n5", os.O_CREAT |
 say("openat2", sc(437, -100, P("Link/Files/f"), 0, 0))
 "#;
     let home = agent.home.clone();
-    for (mode, r) in agent.in_each_mode_at(&home, &[], &[], &["python3", "-c", &format!("{PY_PRELUDE}\n{script}")]) {
+    for (mode, r) in
+        agent.in_each_mode_at(&home, &[], &[], &["python3", "-c", &format!("{PY_PRELUDE}\n{script}")])
+    {
         for name in [
             "chmod_setuid",
             "chmod_setgid",

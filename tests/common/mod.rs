@@ -7,14 +7,64 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// The `lnk` binary the tests run: the one cargo built, or its copy in `LNK_TEST_BIN_DIR` (see
+/// [`rerun_with_binaries_beneath_tmp`]).
+pub fn lnk_bin() -> PathBuf {
+    match std::env::var_os("LNK_TEST_BIN_DIR") {
+        Some(dir) => PathBuf::from(dir).join("lnk"),
+        None => PathBuf::from(env!("CARGO_BIN_EXE_lnk")),
+    }
+}
+
+/// The `lnk-link-run` binary the tests run (as [`lnk_bin`]).
+pub fn link_run_bin() -> PathBuf {
+    match std::env::var_os("LNK_TEST_BIN_DIR") {
+        Some(dir) => PathBuf::from(dir).join("lnk-link-run"),
+        None => PathBuf::from(env!("CARGO_BIN_EXE_lnk-link-run")),
+    }
+}
+
 pub fn lnk() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_lnk"));
+    let mut c = Command::new(lnk_bin());
     c.env("HOME", "/home/test-user");
     c
 }
 
 pub fn link_run() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_lnk-link-run"))
+    Command::new(link_run_bin())
+}
+
+/// Runs this test binary's other tests again with both binaries copied beneath the host's
+/// `/tmp` (a checkout or `cargo install --root` there), which the call's own world covers with
+/// its own `/tmp`: lnk must run its own image by descriptor, never by a path the world hides.
+/// `this_test` is the calling test's name (skipped in the second run). Returns at once in that
+/// second run.
+pub fn rerun_with_binaries_beneath_tmp(this_test: &str) {
+    if std::env::var_os("LNK_TEST_BIN_DIR").is_some() {
+        return;
+    }
+    let dir = Scratch::new_in(Path::new("/tmp"), "binaries");
+    for (name, built) in
+        [("lnk", env!("CARGO_BIN_EXE_lnk")), ("lnk-link-run", env!("CARGO_BIN_EXE_lnk-link-run"))]
+    {
+        std::fs::copy(built, dir.join(name)).unwrap();
+    }
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&dir.path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // In each mode: the own world, which hides the host's /tmp, and the Landlock-only mode.
+    for mode in modes() {
+        let mut again = Command::new(std::env::current_exe().unwrap());
+        again.args(["--skip", this_test, "--test-threads", "2"]).env("LNK_TEST_BIN_DIR", &dir.path);
+        let out = run(in_mode(&mut again, mode));
+        assert!(
+            out.status.success(),
+            "with lnk beneath /tmp ({}), {mode:?}:\n{}\n{}",
+            dir.path.display(),
+            stdout(&out),
+            stderr(&out)
+        );
+        assert!(stdout(&out).contains(" passed;"), "{}", stdout(&out));
+    }
 }
 
 pub fn run(cmd: &mut Command) -> Output {
