@@ -637,3 +637,24 @@ fn the_supervisor_holds_a_slot_and_nothing_it_starts_does() {
     assert!(members >= 2, "the keeper and the command were found");
     assert_eq!(run(bg.cmd("stop").arg(&id)).status.code(), Some(0));
 }
+
+#[test]
+fn a_command_starts_where_start_was_called_and_writes_there_by_relative_paths() {
+    // The harness starts `start` in its work folder (here a write grant beneath the host's /tmp):
+    // the command runs there, as its world shows it, so a relative write lands in that folder.
+    for mode in modes() {
+        let bg = Bg::new("start-folder");
+        let work = bg.files_dir.join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        let mut c = bg.cmd("start");
+        c.current_dir(&work).arg("--file").arg(&bg.policy);
+        c.args(["--", "sh", "-c", "pwd > here.txt && echo written >> rel.txt"]);
+        let out = run(in_mode(&mut c, mode));
+        assert_eq!(out.status.code(), Some(0), "{mode:?}: {}", stderr(&out));
+        let id = stdout(&out).trim().to_owned();
+        let record = bg.wait_state(&id, "exited", Duration::from_secs(10));
+        assert_eq!(record["exit_code"], 0, "{mode:?}: {record}");
+        assert_eq!(std::fs::read_to_string(work.join("here.txt")).unwrap().trim(), work.to_str().unwrap());
+        assert_eq!(std::fs::read_to_string(work.join("rel.txt")).unwrap(), "written\n", "{mode:?}");
+    }
+}

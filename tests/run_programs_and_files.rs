@@ -103,9 +103,15 @@ fn a_script_whose_interpreter_is_not_allowed_does_not_run() {
     };
     let name = script.file_name().unwrap().to_str().unwrap().to_owned();
     let agent = Agent::new("script", &format!("commands = [\"{name}\"]\n"));
-    let r = agent.run(&[&name, "--help"]);
-    assert_eq!(r.code, Some(126), "{}", r.raw);
-    assert!(r.json["error"].as_str().unwrap().contains("Permission denied"), "{}", r.raw);
+    for mode in modes() {
+        let r = Report::from(run(in_mode(&mut agent.command(&[], &[&name, "--help"]), mode)));
+        assert_eq!(r.code, Some(126), "{mode:?}: {}", r.raw);
+        assert!(r.json["error"].as_str().unwrap().contains("Permission denied"), "{}", r.raw);
+        // The report never contradicts itself: the program never ran, so it has no code.
+        assert_eq!(r.outcome(), "refused", "{}", r.raw);
+        assert_eq!(r.json["exit_code"], 126, "{}", r.raw);
+        assert!(r.json["program_exit_code"].is_null() && r.json["program_signal"].is_null(), "{}", r.raw);
+    }
     // Listing the interpreter too lets it start, so the refusal above was the interpreter's.
     let both = Agent::new("script2", &format!("commands = [\"{name}\", \"perl\"]\n"));
     let r = both.run(&[&name, "--help"]);
