@@ -131,13 +131,13 @@ fn file_attributes_change_nowhere_but_write_grants_and_no_lease_is_taken() {
     std::fs::write(docs.join("r.txt"), "x").unwrap();
     let script = r#"
 import fcntl, struct
-fd = os.open("docs/r.txt", os.O_RDONLY)
+fd = os.open(os.path.expanduser("~/docs/r.txt"), os.O_RDONLY)
 say("setflags", attempt(lambda: fcntl.ioctl(fd, 0x40086602, struct.pack("l", 0x40))))
 say("setflags32", attempt(lambda: fcntl.ioctl(fd, 0x40046602, struct.pack("i", 0x40))))
 say("fssetxattr", attempt(lambda: fcntl.ioctl(fd, 0x401c5820, bytes(28))))
 say("setversion", attempt(lambda: fcntl.ioctl(fd, 0x40087602, struct.pack("l", 7))))
 attr = ctypes.create_string_buffer(24)
-path = ctypes.create_string_buffer(b"docs/r.txt")
+path = ctypes.create_string_buffer(os.path.expanduser("~/docs/r.txt").encode())
 say("file_setattr", sc(469, -100, ctypes.addressof(path), ctypes.addressof(attr), 24, 0))
 say("lease", attempt(lambda: fcntl.fcntl(fd, 1024, fcntl.F_RDLCK)))
 "#;

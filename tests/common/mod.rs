@@ -129,6 +129,8 @@ pub struct Agent {
     pub dir: Scratch,
     pub home: PathBuf,
     pub policy: PathBuf,
+    /// A folder outside every grant and outside the host's `/tmp`, to start calls from.
+    pub elsewhere: Scratch,
 }
 
 impl Agent {
@@ -138,7 +140,12 @@ impl Agent {
         let home = dir.join("home");
         std::fs::create_dir_all(home.join("Link/Files")).unwrap();
         let policy_path = dir.file("sandbox.toml", policy);
-        Agent { dir, home, policy: policy_path }
+        Agent {
+            dir,
+            home,
+            policy: policy_path,
+            elsewhere: Scratch::new_in(Path::new("/var/tmp"), "elsewhere"),
+        }
     }
 
     /// An agent whose home lies outside the host's `/tmp` (in `/var/tmp`), so that a start
@@ -148,7 +155,12 @@ impl Agent {
         let home = dir.join("home");
         std::fs::create_dir_all(home.join("Link/Files")).unwrap();
         let policy_path = dir.file("sandbox.toml", policy);
-        Agent { dir, home, policy: policy_path }
+        Agent {
+            dir,
+            home,
+            policy: policy_path,
+            elsewhere: Scratch::new_in(Path::new("/var/tmp"), "elsewhere"),
+        }
     }
 
     /// `lnk sandbox run --file POLICY --report json ARGS… -- CMD…`
@@ -320,22 +332,33 @@ impl Agent {
         Report::from(run(&mut without_user_namespaces(&inner)))
     }
 
-    /// The script's report in each mode this machine offers: the own world (required in CI)
-    /// and the Landlock-only mode (simulated), each checked to be the mode it claims.
+    /// The script's report in each mode this machine offers (the own world, required in CI,
+    /// and the Landlock-only mode, simulated), each checked to be the mode it claims, and from
+    /// each place a harness starts a call (see [`Agent::starts`]): a script's answers must not
+    /// depend on where it was started, so one that uses absolute paths is checked from all.
     pub fn python_in_each_mode(&self, script: &str) -> Vec<(&'static str, Report)> {
+        let full = format!("{PY_PRELUDE}\n{script}");
         let mut reports = Vec::new();
-        if require(own_world_here(), "the call's own world (user namespaces that can mount)") {
-            let r = self.python(script);
-            assert_eq!(r.json["enforced"]["mode"], "own-world", "{}", r.raw);
-            reports.push(("own-world", r));
-        }
-        if require(can_simulate_no_user_namespaces(), "nested user namespaces (to simulate a kernel without)")
-        {
-            let r = self.python_without_user_namespaces(script);
-            assert_eq!(r.json["enforced"]["mode"], "landlock-only", "{}", r.raw);
-            reports.push(("landlock-only", r));
+        for start in self.starts() {
+            reports.extend(self.in_each_mode_at(&start, &[], &[], &["python3", "-c", &full]));
         }
         reports
+    }
+
+    /// The places a harness starts a call from: inside the write grant the sandbox files of
+    /// these tests give (`~/Link/Files`), inside the read grant (`~`), beneath the host's `/tmp`
+    /// outside every grant, and outside every grant and `/tmp` (in `/var/tmp`). Made if needed.
+    pub fn starts(&self) -> Vec<PathBuf> {
+        let starts = vec![
+            self.home.join("Link/Files/start"),
+            self.home.clone(),
+            self.dir.join("start-tmp"),
+            self.elsewhere.path.clone(),
+        ];
+        for start in &starts {
+            std::fs::create_dir_all(start).unwrap();
+        }
+        starts
     }
 }
 
