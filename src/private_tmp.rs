@@ -217,20 +217,45 @@ fn sweep_stale(base_fd: &OwnedFd, uid: u32) {
         if !name.starts_with("call-") {
             continue;
         }
-        let Ok(dir) = rustix::fs::openat(
-            base_fd,
-            name.as_str(),
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        ) else {
-            continue;
-        };
+        let Ok(dir) = open_call_folder(base_fd, &name, uid) else { continue };
         if !rustix::fs::fstat(&dir).is_ok_and(|s| s.st_uid == uid) {
             continue;
         }
         if rustix::fs::flock(&dir, FlockOperation::NonBlockingLockExclusive).is_ok() {
             let _ = remove_tree(base_fd, std::ffi::OsStr::new(&name));
         }
+    }
+}
+
+/// Opens a call's folder to lock it. A folder of the caller's that its program made unreadable
+/// (`chmod 000 /tmp` in the own world) is given back to its owner (`u+rwx`) first, so no mode
+/// keeps a dead call's folder from its sweep; a live call's lock still holds.
+fn open_call_folder(base_fd: &OwnedFd, name: &str, uid: u32) -> Result<OwnedFd, Errno> {
+    let open = || {
+        rustix::fs::openat(
+            base_fd,
+            name,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+    };
+    match open() {
+        Err(Errno::ACCESS) => {
+            let path = rustix::fs::openat(
+                base_fd,
+                name,
+                OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            let stat = rustix::fs::fstat(&path)?;
+            let folder = rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::Directory;
+            if stat.st_uid != uid || !folder {
+                return Err(Errno::ACCESS);
+            }
+            rustix::fs::chmodat(base_fd, name, Mode::RWXU, rustix::fs::AtFlags::empty())?;
+            open()
+        }
+        other => other,
     }
 }
 
