@@ -326,6 +326,13 @@ fn as_root_what_only_root_may_read_stays_closed() {
         let r = Report::from(run(in_mode(c.current_dir(&folder), mode)));
         assert_eq!(r.out(), "done\n", "{mode:?}: a file only root may read was open: {}", r.raw);
     }
+    // The own world's two layers, each alone.
+    for off in LAYERS_OFF_IN_THE_OWN_WORLD {
+        let r = agent.own_world_at(&folder, &[], &[("LNK_TEST_WITHOUT", off)], &["sh", "-c", &script]);
+        if let Some(r) = r {
+            assert_eq!(r.out(), "done\n", "own world without {off}: a root-only file was open: {}", r.raw);
+        }
+    }
     // A grant that names such a folder means it.
     let Some(key) = keys.first() else { return };
     if !rustix::process::geteuid().is_root() {

@@ -327,10 +327,23 @@ pub fn open_around(
     secrets: &[PathBuf],
     listed: &[PathBuf],
 ) -> Result<Vec<(OwnedFd, Part)>, GrantError> {
-    let holds_hole = |dir: &Path| secrets.iter().chain(listed).any(|h| h.starts_with(dir));
+    use std::os::unix::ffi::OsStrExt as _;
+    let holes = || secrets.iter().chain(listed);
+    let holds_hole = |dir: &Path| holes().any(|h| h.starts_with(dir));
+    // Whether a hole lies at or beneath `dir`/`name`, compared as bytes (no path is made for the
+    // many entries that hold none).
+    let holds_hole_beneath = |dir: &[u8], name: &[u8]| {
+        let dir = if dir == b"/" { &b""[..] } else { dir };
+        holes().any(|h| {
+            let h = h.as_os_str().as_bytes();
+            h.len() > dir.len() + name.len()
+                && h.starts_with(dir)
+                && h[dir.len()] == b'/'
+                && h[dir.len() + 1..].starts_with(name)
+                && matches!(h.get(dir.len() + 1 + name.len()), None | Some(b'/'))
+        })
+    };
     let mut opened = Vec::new();
-    // Each entry's kind comes from the `fstat` of the descriptor opened for it (not from the
-    // listing, which a swap could make stale), so its rule needs no second one.
     let mut pending: Vec<(PathBuf, OwnedFd, Kind)> = vec![(path.to_owned(), fd, Kind::Either)];
     while let Some((path, fd, kind)) = pending.pop() {
         if !holds_hole(&path) {
@@ -354,6 +367,16 @@ pub fn open_around(
             if name == c"." || name == c".." {
                 continue;
             }
+            // The kind from the listing: a rule is only ever narrowed by a stale one (a folder's
+            // rights on what became a file are refused by the kernel, and the call with them; a
+            // file's rights on a folder are fewer). Links are left out either way: a link
+            // opened here (`O_NOFOLLOW`) is the link itself, never where it leads.
+            let listed_kind = match entry.file_type() {
+                rustix::fs::FileType::Symlink => continue,
+                rustix::fs::FileType::Directory => Some(Kind::Folder),
+                rustix::fs::FileType::Unknown => None,
+                _ => Some(Kind::File),
+            };
             let child = match rustix::fs::openat(
                 &fd,
                 name,
@@ -365,15 +388,24 @@ pub fn open_around(
                 Err(Errno::NOENT) => continue,
                 Err(e) => return Err(other(e)),
             };
-            let kind = match rustix::fs::FileType::from_raw_mode(
-                rustix::fs::fstat(&child).map_err(other)?.st_mode,
-            ) {
-                rustix::fs::FileType::Symlink => continue,
-                rustix::fs::FileType::Directory => Kind::Folder,
-                _ => Kind::File,
+            let on_the_way = holds_hole_beneath(path.as_os_str().as_bytes(), name.to_bytes());
+            // On the way to a hole the kind decides how the entry is split: it is looked at on
+            // the descriptor itself.
+            let kind = match (listed_kind, on_the_way) {
+                (Some(kind), false) => kind,
+                _ => match rustix::fs::FileType::from_raw_mode(
+                    rustix::fs::fstat(&child).map_err(other)?.st_mode,
+                ) {
+                    rustix::fs::FileType::Symlink => continue,
+                    rustix::fs::FileType::Directory => Kind::Folder,
+                    _ => Kind::File,
+                },
             };
-            use std::os::unix::ffi::OsStrExt as _;
-            pending.push((path.join(std::ffi::OsStr::from_bytes(name.to_bytes())), child, kind));
+            if on_the_way {
+                pending.push((path.join(std::ffi::OsStr::from_bytes(name.to_bytes())), child, kind));
+            } else {
+                opened.push((child, Part::Whole(kind)));
+            }
         }
         opened.push((fd, Part::Listing));
     }

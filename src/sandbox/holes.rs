@@ -28,6 +28,7 @@ use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
 use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
 
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -73,11 +74,12 @@ pub fn find(
 ) -> Result<Vec<Hole>, String> {
     let mut holes: Vec<Hole> = Vec::with_capacity(candidates.len());
     let mut seen = std::collections::HashSet::new();
+    let mut walked = Folders::new();
     for candidate in candidates {
         if !seen.insert(candidate.as_os_str().as_bytes()) {
             continue;
         }
-        match walk(candidate, write_grants)? {
+        match walk(candidate, write_grants, &mut walked)? {
             Walked::Missing => holes.push(Hole { path: candidate.clone(), found: None }),
             Walked::Found { real, found } if real == *candidate => {
                 holes.push(Hole { path: real, found: Some(found) })
@@ -117,14 +119,27 @@ fn without_nested(mut holes: Vec<Hole>) -> Vec<Hole> {
     kept
 }
 
+/// The folders walked so far (each reached from `/` without a link), by path: most holes share
+/// their first folders (`/home/ann`, `/etc`), which are then opened once.
+type Folders = std::collections::HashMap<PathBuf, Rc<OwnedFd>>;
+
 /// Walks `path` from `/` one name at a time without following a link, except a link outside the
 /// write grants, whose target is walked instead.
-fn walk(path: &Path, write_grants: &[PathBuf]) -> Result<Walked, String> {
+fn walk(path: &Path, write_grants: &[PathBuf], walked: &mut Folders) -> Result<Walked, String> {
     let root = super::grants::root().map_err(|e| format!("cannot open /: {e}"))?;
-    // The folders walked so far (their descriptors, `/` first) and their path.
-    let mut folders: Vec<OwnedFd> = Vec::new();
+    let folder_at = |walked: &Folders, at: &Path| -> Option<Rc<OwnedFd>> { walked.get(at).cloned() };
+    // Start from the deepest folder of `path` already walked, if any.
     let mut done = PathBuf::from("/");
-    let mut pending: Vec<OsString> = names_reversed(path);
+    let mut current: Option<Rc<OwnedFd>> = None;
+    for ancestor in path.ancestors().skip(1) {
+        if let Some(fd) = folder_at(walked, ancestor) {
+            done = ancestor.to_owned();
+            current = Some(fd);
+            break;
+        }
+    }
+    let rest = path.strip_prefix(&done).unwrap_or(path);
+    let mut pending: Vec<OsString> = names_reversed(rest);
     let mut links = 0;
     let mut last: Option<(OwnedFd, rustix::fs::Stat)> = None;
     while let Some(name) = pending.pop() {
@@ -134,12 +149,16 @@ fn walk(path: &Path, write_grants: &[PathBuf]) -> Result<Walked, String> {
         if name == ".." {
             // Only from a link's relative target: the folders walked so far have no links, so
             // their parent is the one walked before.
-            folders.pop();
             done.pop();
+            current = if done == Path::new("/") {
+                None
+            } else {
+                Some(folder_at(walked, &done).ok_or_else(|| format!("`{}` was not walked", done.display()))?)
+            };
             last = None;
             continue;
         }
-        let dir = folders.last().unwrap_or(root);
+        let dir: &OwnedFd = current.as_deref().unwrap_or(root);
         let fd = match rustix::fs::openat(
             dir,
             name.as_os_str(),
@@ -167,7 +186,7 @@ fn walk(path: &Path, write_grants: &[PathBuf]) -> Result<Walked, String> {
                 .map_err(|e| format!("cannot read the link `{}`: {e}", link.display()))?;
             let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
             if target.is_absolute() {
-                folders.clear();
+                current = None;
                 done = PathBuf::from("/");
             }
             // The target's names are walked next, before the rest of the path.
@@ -179,7 +198,9 @@ fn walk(path: &Path, write_grants: &[PathBuf]) -> Result<Walked, String> {
         if pending.is_empty() {
             last = Some((fd, stat));
         } else {
-            folders.push(fd);
+            let fd = Rc::new(fd);
+            walked.insert(done.clone(), fd.clone());
+            current = Some(fd);
         }
     }
     let (fd, stat) = match last {
