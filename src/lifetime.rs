@@ -10,12 +10,19 @@
 //!          └─ …       everything it starts stays in group N
 //! ```
 //!
+//! In the call's own world the keeper's child is the pid namespace's pid 1 (lnk's own code, in
+//! group N), which starts the program; there the program may make sessions and groups of its
+//! own, since pid 1's end (when group N is killed) ends every process of the namespace,
+//! whatever group it is in.
+//!
 //! Why a keeper. The group's number N is the keeper's pid, so N stays the group's for as long
 //! as the keeper lives, and the keeper lives until the helper reaps it. The helper therefore
 //! signals `-N` only while the keeper is unreaped, and a group number can never have been reused
 //! when it does. The program cannot signal the keeper (Landlock's signal scope: the keeper is
-//! outside the sandbox's domain) and cannot leave group N (seccomp refuses `setsid` and
-//! `setpgid`), so `kill(-N, SIGKILL)` ends every process the program started, daemonized or not.
+//! outside the sandbox's domain) and cannot leave group N without a pid namespace (seccomp
+//! refuses `setsid` and `setpgid` there), so `kill(-N, SIGKILL)` ends every process the program
+//! started, daemonized or not. (A graceful stop's SIGTERM reaches group N only; a process of a
+//! session of its own in the own world gets the SIGKILL that ends the namespace.)
 //!
 //! The keeper holds no descriptor of the helper's but the one it reports on (it closes the rest
 //! once the program is forked), so it never keeps a pipe or a lock alive. Its job is small: reap

@@ -658,3 +658,31 @@ fn a_command_starts_where_start_was_called_and_writes_there_by_relative_paths() 
         assert_eq!(std::fs::read_to_string(work.join("rel.txt")).unwrap(), "written\n", "{mode:?}");
     }
 }
+
+#[test]
+fn a_command_that_makes_a_session_of_its_own_ends_with_its_stop() {
+    // In the own world a command may call setsid (its pid namespace ends with it); a stop, and
+    // a supervisor killed, end it all the same. Without one, setsid is refused and the process
+    // group ends it.
+    let body = marked(
+        "python3 -c 'import os, time
+try:
+    os.setsid()
+except OSError:
+    pass
+time.sleep(99)' & mark $! > ~/Link/Files/session; wait",
+    );
+    for mode in modes() {
+        let bg = Bg::new("own-session");
+        let mut start = bg.cmd("start");
+        start.arg("--file").arg(&bg.policy).args(["--grace-ms", "300", "--", "sh", "-c", &body]);
+        let out = run(in_mode(&mut start, mode));
+        assert_eq!(out.status.code(), Some(0), "{mode:?}: {}", stderr(&out));
+        let id = stdout(&out).trim().to_owned();
+        let session = read_pid(&bg.files_dir.join("session"));
+        assert!(alive(session), "{mode:?}: {session}");
+        let out = run(bg.cmd("stop").arg(&id));
+        assert_eq!(out.status.code(), Some(0), "{mode:?}: {}", stderr(&out));
+        wait_dead(session, Duration::from_secs(3));
+    }
+}

@@ -49,6 +49,19 @@ fn assert_all_dead(marks: &[String], within: Duration) {
     }
 }
 
+/// A shell command that starts a process of a session of its own (where the sandbox allows it:
+/// the own world) that sleeps, and marks it as `name` in `~/Link/Files`.
+fn own_session_sleeper(name: &str) -> String {
+    format!(
+        "python3 -c 'import os, time
+try:
+    os.setsid()
+except OSError:
+    pass
+time.sleep(99)' & mark $! > ~/Link/Files/{name}"
+    )
+}
+
 /// A script with [`MARK`] defined.
 fn script(body: &str) -> String {
     format!("{MARK}\n{body}")
@@ -87,6 +100,7 @@ fn everything_the_program_started_dies_when_it_exits() {
                      sh -c 'trap \"\" TERM; exec sleep 97' & mark $! > ignores_term
                      sleep 96 & mark $! > stopped; kill -STOP $!
                      setsid sleep 95 2>/dev/null & mark $! > setsid
+                     python3 -c 'import os, time; os.setsid(); time.sleep(94)' 2>/dev/null & mark $! > py_setsid
                      sleep 0.2; echo done",
                 ),
             ],
@@ -97,7 +111,7 @@ fn everything_the_program_started_dies_when_it_exits() {
             started.elapsed() < Duration::from_secs(10),
             "{mode:?}: the helper waited for the orphans' pipes"
         );
-        let marks: Vec<String> = ["bg", "double", "ignores_term", "stopped", "setsid"]
+        let marks: Vec<String> = ["bg", "double", "ignores_term", "stopped", "setsid", "py_setsid"]
             .iter()
             .map(|n| mark_file(&agent, n))
             .collect();
@@ -113,7 +127,14 @@ fn the_timeout_stops_everything_a_tenth_early_and_keeps_the_output() {
         let r = run_in(
             &agent,
             mode,
-            &["sh", "-c", &script("echo started; sleep 99 & mark $! > ~/Link/Files/child; wait")],
+            &[
+                "sh",
+                "-c",
+                &script(&format!(
+                    "echo started; sleep 99 & mark $! > ~/Link/Files/child; {}; wait",
+                    own_session_sleeper("session")
+                )),
+            ],
         );
         let elapsed = started.elapsed();
         assert_eq!(r.code, Some(124), "{mode:?}: {}", r.raw);
@@ -122,7 +143,7 @@ fn the_timeout_stops_everything_a_tenth_early_and_keeps_the_output() {
         assert!(r.out().contains("started"), "what was printed so far comes back: {}", r.raw);
         assert!(elapsed >= Duration::from_millis(1800), "stopped at 0.9 × 2 s, not before: {elapsed:?}");
         assert!(elapsed < Duration::from_secs(5), "and returned promptly: {elapsed:?}");
-        assert_all_dead(&[mark_file(&agent, "child")], Duration::from_secs(2));
+        assert_all_dead(&[mark_file(&agent, "child"), mark_file(&agent, "session")], Duration::from_secs(2));
     }
 }
 
@@ -139,8 +160,13 @@ fn the_timeout_holds_when_a_grandchild_keeps_the_pipes_open() {
 fn stop_with(signal: i32, expected_code: i32) {
     for mode in modes() {
         let agent = Agent::new("stop", POLICY);
-        let child = spawn(&agent, mode, "sleep 99 & mark $! > ~/Link/Files/child; echo ready; wait");
+        let body = format!(
+            "sleep 99 & mark $! > ~/Link/Files/child; {}; echo ready; wait",
+            own_session_sleeper("session")
+        );
+        let child = spawn(&agent, mode, &body);
         let mark = mark_file(&agent, "child");
+        let session = mark_file(&agent, "session");
         assert!(marked_alive(&mark), "{mode:?}: the mark {mark:?} names the live child");
         // SAFETY: signals the helper this test started.
         assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
@@ -149,7 +175,7 @@ fn stop_with(signal: i32, expected_code: i32) {
         assert_eq!(r.code, Some(expected_code), "{mode:?}: {}", r.raw);
         assert_eq!(r.outcome(), "stopped");
         assert_eq!(r.json["stop_signal"], signal);
-        assert_all_dead(&[mark], Duration::from_secs(2));
+        assert_all_dead(&[mark, session], Duration::from_secs(2));
     }
 }
 
@@ -173,10 +199,16 @@ fn nothing_survives_the_helper_being_killed() {
             &agent,
             mode,
             &format!(
-                "cd ~/Link/Files; echo > $TMPDIR/{token}; mark $$ > leader; sleep 99 & mark $! > bg; (sleep 98 & mark $! > double) & wait"
+                "cd ~/Link/Files; echo > $TMPDIR/{token}; mark $$ > leader; sleep 99 & mark $! > bg; (sleep 98 & mark $! > double) & {}; wait",
+                own_session_sleeper("session")
             ),
         );
-        let marks = [mark_file(&agent, "leader"), mark_file(&agent, "bg"), mark_file(&agent, "double")];
+        let marks = [
+            mark_file(&agent, "leader"),
+            mark_file(&agent, "bg"),
+            mark_file(&agent, "double"),
+            mark_file(&agent, "session"),
+        ];
         assert!(marks.iter().all(|m| marked_alive(m)), "{mode:?}: the marks name live processes: {marks:?}");
         let left = || calls_holding(&token);
         assert_eq!(left().len(), 1, "{mode:?}: the call's tmp holds the file");
@@ -255,4 +287,39 @@ fn the_text_report_is_for_a_person() {
     assert_eq!(stdout(&out), "out\n");
     let err = stderr(&out);
     assert!(err.starts_with("err\nlnk: timed out after "), "{err}");
+}
+
+#[test]
+fn a_program_makes_sessions_of_its_own_only_in_its_own_world() {
+    // In the own world the pid namespace ends every process of the call, so a program may make a
+    // session or a group of its own (Python's start_new_session, node's detached); without one,
+    // the process group is what ends them, and seccomp keeps every process in it.
+    let script = r#"
+import os, subprocess, sys
+def attempt(fn):
+    try:
+        fn(); return "ok"
+    except OSError as e:
+        return e.strerror
+print("setsid=" + attempt(lambda: subprocess.run(["sleep", "0"], start_new_session=True, check=True)))
+print("setpgid=" + attempt(lambda: subprocess.run(["sleep", "0"], process_group=0, check=True)))
+"#;
+    for mode in modes() {
+        let agent = Agent::new("sessions", POLICY);
+        let r = run_in(&agent, mode, &["python3", "-c", script]);
+        let expected = if mode == Mode::OwnWorld { "ok" } else { "Operation not permitted" };
+        for name in ["setsid", "setpgid"] {
+            let said = r
+                .out()
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}=")))
+                .unwrap_or_default()
+                .to_owned();
+            assert!(
+                said.starts_with(expected) || said.contains(expected),
+                "{mode:?}: {name}={said}: {}",
+                r.raw
+            );
+        }
+    }
 }

@@ -379,6 +379,8 @@ impl Sandbox {
             ipc: world.is_some(),
             // lnk's own file tool resolves every path with openat2 (and never sets a mode).
             openat2: req.flags.tool == Tool::File,
+            // A pid namespace ends everything in it, whatever session or group.
+            sessions: world.is_some(),
         };
         let filter = seccomp::build(policy);
         let landlock_abi = *kernel.landlock.as_ref().unwrap_or(&0);

@@ -182,12 +182,13 @@ fn assert_agrees_with_seccompiler(policy: &Policy) {
 
 #[test]
 fn every_policy_lnk_installs_gives_seccompilers_answers() {
-    for bits in 0..16u8 {
+    for bits in 0..32u8 {
         let policy = super::seccomp::SeccompPolicy {
             inet_sockets: bits & 1 != 0,
             metadata_calls: bits & 2 != 0,
             ipc: bits & 4 != 0,
             openat2: bits & 8 != 0,
+            sessions: bits & 16 != 0,
         };
         assert_agrees_with_seccompiler(&super::seccomp::rules(policy));
     }

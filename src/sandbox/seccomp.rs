@@ -12,7 +12,10 @@
 //!   filter can read): no new namespaces, so no way to look different from the outside.
 //! - `open_by_handle_at`, `name_to_handle_at`: opening files by handle skips path checks.
 //! - `kexec_*`, module loading, `reboot`, `swapon`/`swapoff`, `acct`, `quotactl`.
-//! - `setsid` and `setpgid`: nothing may leave the process group the helper kills as one.
+//! - `setsid` and `setpgid`, unless the call has a pid namespace of its own: nothing may leave
+//!   the process group the helper kills as one. In the own world the group holds the
+//!   namespace's pid 1, whose end ends every process of the namespace, so a program may make
+//!   sessions and groups of its own there (`setsid`, Python's `start_new_session`).
 //! - Acting on another process's limits, priority, scheduling, memory or descriptors:
 //!   `prlimit64`, `sched_setaffinity`, `sched_setscheduler`, `sched_setparam`, `sched_setattr`,
 //!   `migrate_pages` and `move_pages` unless the pid is 0 (the caller); `setpriority` and
@@ -134,13 +137,15 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_swapoff,
     libc::SYS_acct,
     libc::SYS_quotactl,
-    libc::SYS_setsid,
-    libc::SYS_setpgid,
     libc::SYS_process_madvise,
     libc::SYS_process_mrelease,
     libc::SYS_kcmp,
     libc::SYS_pidfd_getfd,
 ];
+
+/// A new session or process group: refused unless the call has a pid namespace of its own,
+/// where the namespace's end ends every process in it, whatever group it is in.
+const SESSIONS: &[libc::c_long] = &[libc::SYS_setsid, libc::SYS_setpgid];
 
 /// Calls whose first argument is a pid, allowed only for 0 (the caller itself).
 const SELF_ONLY: &[libc::c_long] = &[
@@ -221,6 +226,9 @@ pub struct SeccompPolicy {
     /// which never sets one. Other programs get `ENOSYS` and fall back to `openat` (glibc never
     /// uses it for `open`; Go's `os.Root` and others fall back on `ENOSYS`).
     pub openat2: bool,
+    /// The [`SESSIONS`] calls: only in a pid namespace of the call's own (see
+    /// [`crate::lifetime`]: the keeper's group still holds the namespace's pid 1).
+    pub sessions: bool,
 }
 
 /// The filter's program for `policy`, to install just before `execve`.
@@ -240,6 +248,9 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
     }
     if !policy.metadata_calls {
         refused.extend_from_slice(METADATA);
+    }
+    if !policy.sessions {
+        refused.extend_from_slice(SESSIONS);
     }
     for nr in refused {
         p.set(nr, refuse.clone());
@@ -436,27 +447,38 @@ mod tests {
 
     #[test]
     fn with_a_network_namespace_only_tcp_and_udp_sockets_are_allowed() {
-        let filter =
-            build(SeccompPolicy { inet_sockets: true, metadata_calls: false, ipc: false, openat2: false });
+        let filter = build(SeccompPolicy {
+            inet_sockets: true,
+            metadata_calls: false,
+            ipc: false,
+            openat2: false,
+            sessions: false,
+        });
         assert_eq!(in_child_under(&filter, socket_probe), 0b111_1111);
     }
 
     #[test]
     fn without_internet_no_socket_is_allowed() {
-        let filter =
-            build(SeccompPolicy { inet_sockets: false, metadata_calls: false, ipc: false, openat2: false });
+        let filter = build(SeccompPolicy {
+            inet_sockets: false,
+            metadata_calls: false,
+            ipc: false,
+            openat2: false,
+            sessions: false,
+        });
         // TCP refused too: bits 0 and 1 clear, the rest set.
         assert_eq!(in_child_under(&filter, socket_probe), 0b11_1100);
     }
 
     #[test]
     fn every_policy_compiles_to_what_it_says() {
-        for bits in 0..16u8 {
+        for bits in 0..32u8 {
             let policy = SeccompPolicy {
                 inet_sockets: bits & 1 != 0,
                 metadata_calls: bits & 2 != 0,
                 ipc: bits & 4 != 0,
                 openat2: bits & 8 != 0,
+                sessions: bits & 16 != 0,
             };
             crate::sandbox::bpf::tests::assert_compiles_faithfully(&rules(policy));
         }
@@ -464,8 +486,13 @@ mod tests {
 
     #[test]
     fn the_policy_says_what_the_module_says() {
-        let p =
-            rules(SeccompPolicy { inet_sockets: false, metadata_calls: false, ipc: false, openat2: false });
+        let p = rules(SeccompPolicy {
+            inet_sockets: false,
+            metadata_calls: false,
+            ipc: false,
+            openat2: false,
+            sessions: false,
+        });
         let arch = crate::sandbox::bpf::AUDIT_ARCH;
         let call = |nr: libc::c_long, args: [u64; 6]| p.decide(arch, nr as u32, &args);
         let eperm = Answer::Errno(libc::EPERM as u16);
@@ -485,8 +512,13 @@ mod tests {
         assert_eq!(call(libc::SYS_prlimit64, [1, 0, 0, 0, 0, 0]), eperm);
         assert_eq!(call(libc::SYS_memfd_create, [0, u64::from(MFD_NOEXEC_SEAL), 0, 0, 0, 0]), Answer::Allow);
         assert_eq!(call(libc::SYS_memfd_create, [0; 6]), eperm);
-        let open =
-            rules(SeccompPolicy { inet_sockets: true, metadata_calls: true, ipc: true, openat2: true });
+        let open = rules(SeccompPolicy {
+            inet_sockets: true,
+            metadata_calls: true,
+            ipc: true,
+            openat2: true,
+            sessions: true,
+        });
         assert_eq!(open.decide(arch, libc::SYS_chmod as u32, &[0; 6]), Answer::Allow);
         assert_eq!(open.decide(arch, libc::SYS_shmget as u32, &[0; 6]), Answer::Allow);
         assert_eq!(
