@@ -133,20 +133,12 @@ pub struct ExecFile {
 #[derive(Default)]
 pub struct ExecFiles {
     pub files: Vec<ExecFile>,
-    /// Folders of an allowed program's own helper programs (see [`HELPER_FOLDERS`]).
+    /// Folders of an allowed program's own parts (see [`super::parts`]).
     pub helper_folders: Vec<OwnedFd>,
     loaders: Vec<PathBuf>,
     /// What the PATH folders hold, learnt from the lookups so far.
     folder_names: crate::program_path::FolderNames,
 }
-
-/// Folders of a program's own helper programs, which it runs by full path rather than through
-/// PATH, so they are executable when the program is: git's exec path (`git-remote-https` for
-/// `git clone https://…`, `git-upload-pack`, …). They are the program's own parts, installed
-/// with it; nothing else lives in these folders. Each is relative to the prefix of the PATH
-/// folder the program was found in (`/usr/bin/git` → `/usr/lib/git-core` on Debian,
-/// `/usr/libexec/git-core` elsewhere; `/usr/local/bin/git` → `/usr/local/libexec/git-core`).
-pub const HELPER_FOLDERS: &[(&str, &[&str])] = &[("git", &["lib/git-core", "libexec/git-core"])];
 
 /// Opens an allowed program by name through the system PATH folders, following the last link,
 /// and the dynamic loader it asks for. `Ok(None)` when no folder has it.
@@ -172,17 +164,14 @@ pub fn open_program(name: &str, out: &mut ExecFiles) -> Result<Option<PathBuf>, 
             continue;
         }
         add_with_loader(out, fd, (stat.st_dev, stat.st_ino))?;
-        for (program, helper_folders) in HELPER_FOLDERS {
-            if *program != name {
-                continue;
-            }
-            let prefix = Path::new(folder).parent().unwrap_or(Path::new("/"));
-            for helpers in *helper_folders {
-                // Absent on this system, or a link (whose target may hold other programs): skipped.
-                if let Ok(Some(fd)) = open_no_symlinks(&prefix.join(helpers), true) {
-                    out.helper_folders.push(fd);
-                }
-            }
+        // Its own parts (git's exec path, a compiler's passes, assembler and linker).
+        let (folders, programs) = super::parts::parts_of(name);
+        let prefix = Path::new(folder).parent().unwrap_or(Path::new("/"));
+        for pattern in folders {
+            super::parts::open_folders(prefix, pattern, &mut out.helper_folders);
+        }
+        for program in programs {
+            open_program(program, out)?;
         }
         return Ok(Some(path));
     }

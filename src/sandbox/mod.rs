@@ -37,6 +37,7 @@ pub mod grants;
 pub mod holes;
 #[cfg(test)]
 mod oracle;
+pub mod parts;
 mod rules;
 pub mod seccomp;
 pub mod world;
