@@ -410,3 +410,35 @@ fn a_closed_pipe_ends_the_command_quietly_and_both_binaries_have_a_version() {
     assert_eq!(v.status.code(), Some(0));
     assert!(stdout(&v).starts_with("lnk-link-run "), "{}", stdout(&v));
 }
+
+#[test]
+fn status_and_reports_name_apparmors_restriction_and_its_exact_fix() {
+    // A kernel without user namespaces (simulated), whose AppArmor restricts them (a file of the
+    // test's own stands for the sysctl): the mode's reason names the restriction and the fix.
+    if !require(can_simulate_no_user_namespaces(), "nested user namespaces (to simulate a kernel without)") {
+        return;
+    }
+    let dir = Scratch::new("apparmor");
+    for (value, restricted) in [("1\n", true), ("0\n", false)] {
+        let sysctl = dir.file("apparmor_restrict_unprivileged_userns", value);
+        let mut status = lnk();
+        status.args(["sandbox", "status", "--json"]).env("LNK_TEST_APPARMOR_SYSCTL", &sysctl);
+        status.env("TMPDIR", &dir.path);
+        let out = run(&mut without_user_namespaces(&status));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+        assert_eq!(json["mode"], "landlock-only", "{json}");
+        assert_eq!(json["apparmor_restricts_user_namespaces"], restricted, "{json}");
+        let why = json["mode_reason"].as_str().unwrap();
+        assert_eq!(why.contains("sudo apparmor_parser -r /etc/apparmor.d/lnk"), restricted, "{why}");
+        assert_eq!(
+            why.contains("lnk sandbox status --apparmor-profile | sudo tee /etc/apparmor.d/lnk"),
+            restricted
+        );
+    }
+    // The profile it names is the one shipped.
+    let out = run(lnk().args(["sandbox", "status", "--apparmor-profile"]));
+    assert_eq!(out.status.code(), Some(0));
+    let shipped =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/policy/apparmor/lnk")).unwrap();
+    assert_eq!(stdout(&out), shipped);
+}

@@ -80,12 +80,16 @@ Exit codes: 0 ok, 1 invalid sandbox file, 2 usage error.
 const STATUS_USAGE: &str = "\
 Usage:
   lnk sandbox status [--json]
+  lnk sandbox status --apparmor-profile
 
 The Landlock ABI, seccomp, user namespaces, pidfd and openat2 on this kernel, the mode a
 call runs in, and which guarantees follow.
 
 Options:
-  --json            one JSON object on standard output
+  --json              one JSON object on standard output
+  --apparmor-profile  print lnk's AppArmor profile (policy/apparmor/lnk), which gives lnk user
+                      namespaces where AppArmor restricts them (Ubuntu 24.04); the mode line
+                      says when that is so, and how to install it
 
 Exit codes: 0 ok, 2 usage error.
 ";
@@ -299,9 +303,15 @@ fn commands(args: &[String]) -> Result<u8, UsageError> {
 }
 
 fn status(args: &[String]) -> Result<u8, UsageError> {
-    let Some(parsed) = parse(args, &[], &["--json"], STATUS_USAGE)? else { return Ok(0) };
+    let Some(parsed) = parse(args, &[], &["--json", "--apparmor-profile"], STATUS_USAGE)? else {
+        return Ok(0);
+    };
     if let Some(extra) = parsed.positional.first() {
         return Err(UsageError(format!("unexpected argument `{}`", extra.escape_debug())));
+    }
+    if parsed.switch("--apparmor-profile") {
+        out!("{}", crate::kernel::APPARMOR_PROFILE);
+        return Ok(0);
     }
     let k = KernelSupport::probe();
     let feature = |r: &Result<(), String>| match r {
@@ -337,6 +347,7 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
             .raw("user_namespaces_error", &opt(&k.user_namespaces))
             .bool("pidfd", k.pidfd.is_ok())
             .bool("openat2", k.openat2.is_ok())
+            .bool("apparmor_restricts_user_namespaces", crate::kernel::apparmor_restricts_user_namespaces())
             .str("mode", k.world.0.name())
             .raw("mode_reason", &k.world.1.as_deref().map_or("null".to_owned(), json::string))
             .raw(

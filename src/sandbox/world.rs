@@ -206,7 +206,17 @@ pub fn probe() -> (WorldMode, Option<String>) {
                 ),
             }
         }
-        Err(e) => (WorldMode::LandlockOnly, Some(format!("no user namespace with mounts: {e}"))),
+        Err(e) => {
+            let mut why = format!("no user namespace with mounts: {e}");
+            let exe = std::fs::read_link("/proc/self/exe").ok();
+            if let Some(fix) = crate::kernel::apparmor_fix(
+                crate::kernel::apparmor_restricts_user_namespaces(),
+                exe.as_deref(),
+            ) {
+                why = format!("{why}; {fix}");
+            }
+            (WorldMode::LandlockOnly, Some(why))
+        }
     }
 }
 
