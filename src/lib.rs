@@ -20,6 +20,7 @@
 //! | [`kernel`] | what this kernel can enforce, probed |
 //! | [`sandbox`] | the sandbox itself: Landlock ruleset and seccomp filter |
 //! | [`lifetime`] | the process lifetime: keeper, process group, killing, reaping |
+//! | [`notify`] | held system calls: the Landlock-only mode's metadata calls, performed by the helper beneath the write grants |
 //! | [`output`] | the output capture: start and end of each stream, bounded |
 //! | [`proxy`] | the call's proxy for `[internet]`: the network door, the policy, the threads |
 //! | [`private_tmp`] | each call's own temporary folder |
@@ -43,6 +44,7 @@ pub mod grant_check;
 pub mod json;
 pub mod kernel;
 pub mod lifetime;
+pub mod notify;
 pub mod output;
 pub mod paths;
 pub mod private_tmp;

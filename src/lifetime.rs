@@ -460,6 +460,7 @@ impl Group {
         deadline: Instant,
         grace: Duration,
         stop_signals: &OwnedFd,
+        mut notifier: Option<&mut crate::notify::Notifier>,
     ) -> Waited {
         let mut waited = Waited { exit: None, timed_out: false, stopped_by: None, start_failure: None };
         // When the group was asked to end with SIGTERM: SIGKILL follows at this instant.
@@ -504,6 +505,12 @@ impl Group {
             }
             fds.push(PollFd::new(stop_signals, PollFlags::IN));
             roles.push(3);
+            // The program's held calls, answered as they come (only in the Landlock-only mode).
+            let held = notifier.as_deref().and_then(|n| n.fd());
+            if let Some(fd) = &held {
+                fds.push(PollFd::from_borrowed_fd(fd.as_fd(), PollFlags::IN));
+                roles.push(4);
+            }
             let timeout = rustix::event::Timespec::try_from(until - now).ok();
             match rustix::event::poll(&mut fds, timeout.as_ref()) {
                 Ok(_) | Err(rustix::io::Errno::INTR) => {}
@@ -540,6 +547,11 @@ impl Group {
                         status_open = false;
                         self.kill();
                         drain_until.get_or_insert(Instant::now() + DRAIN_AFTER_KILL);
+                    }
+                    4 => {
+                        if let Some(n) = notifier.as_deref_mut() {
+                            n.ready();
+                        }
                     }
                     _ => {
                         if let Some(sig) = sys::read_signal(stop_signals.as_fd()) {

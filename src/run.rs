@@ -139,6 +139,7 @@ pub fn run(req: &RunRequest) -> Report {
         Err(why) => return report.failed(why, started),
     };
     let door = sandbox.take_door();
+    let mut notifier = sandbox.take_notifier();
     drop(sandbox);
     // Threads start only now, after the last fork: the proxy serves the sockets the program's
     // child made in its namespace. If they never come, the child failed before it could run
@@ -153,6 +154,7 @@ pub fn run(req: &RunRequest) -> Report {
         deadline,
         Duration::ZERO,
         &stop_signals,
+        notifier.as_mut(),
     );
     drop(tmp);
     report.stdout = stdout.finish();

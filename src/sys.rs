@@ -53,6 +53,87 @@ pub fn install_seccomp_filter(program: &[crate::sandbox::bpf::Instruction]) -> R
     if ret < 0 { Err(rustix::io::Errno::from_raw_os_error(errno())) } else { Ok(()) }
 }
 
+/// `SECCOMP_FILTER_FLAG_NEW_LISTENER`.
+const SECCOMP_FILTER_FLAG_NEW_LISTENER: libc::c_uint = 1 << 3;
+
+/// Installs a seccomp filter (as [`install_seccomp_filter`]) that may hold calls
+/// (`SECCOMP_RET_USER_NOTIF`), and returns its listener (close-on-exec, as the kernel makes it).
+pub fn install_seccomp_filter_with_listener(
+    program: &[crate::sandbox::bpf::Instruction],
+) -> Result<std::os::fd::OwnedFd, rustix::io::Errno> {
+    use std::os::fd::FromRawFd as _;
+    rustix::thread::set_no_new_privs(true)?;
+    let len = u16::try_from(program.len()).map_err(|_| rustix::io::Errno::INVAL)?;
+    let fprog = libc::sock_fprog { len, filter: program.as_ptr().cast_mut().cast::<libc::sock_filter>() };
+    // SAFETY: as in `install_seccomp_filter`; with NEW_LISTENER the kernel returns a new
+    // descriptor, which is owned from here on.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            SECCOMP_SET_MODE_FILTER,
+            SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            &fprog as *const libc::sock_fprog,
+        )
+    };
+    if ret < 0 {
+        return Err(rustix::io::Errno::from_raw_os_error(errno()));
+    }
+    // SAFETY: a descriptor the kernel just returned to this process, owned by nothing else.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(ret as i32) })
+}
+
+/// `SECCOMP_IOCTL_NOTIF_RECV`: `_IOWR('!', 0, struct seccomp_notif)` (80 bytes).
+const SECCOMP_IOCTL_NOTIF_RECV: libc::c_ulong = 0xc050_2100;
+/// `SECCOMP_IOCTL_NOTIF_SEND`: `_IOWR('!', 1, struct seccomp_notif_resp)` (24 bytes).
+const SECCOMP_IOCTL_NOTIF_SEND: libc::c_ulong = 0xc018_2101;
+/// `SECCOMP_IOCTL_NOTIF_ID_VALID`: `_IOW('!', 2, __u64)`.
+const SECCOMP_IOCTL_NOTIF_ID_VALID: libc::c_ulong = 0x4008_2102;
+
+/// Receives one held call into `raw` (a `struct seccomp_notif`, zeroed first as the kernel
+/// requires).
+pub fn seccomp_notif_recv(
+    listener: std::os::fd::BorrowedFd<'_>,
+    raw: &mut [u8; 80],
+) -> Result<(), rustix::io::Errno> {
+    use std::os::fd::AsRawFd as _;
+    raw.fill(0);
+    // SAFETY: the kernel writes at most 80 bytes, the size this ioctl's number encodes, into a
+    // live buffer of that size.
+    let ret = unsafe { libc::ioctl(listener.as_raw_fd(), SECCOMP_IOCTL_NOTIF_RECV as _, raw.as_mut_ptr()) };
+    if ret < 0 { Err(rustix::io::Errno::from_raw_os_error(errno())) } else { Ok(()) }
+}
+
+/// Whether the held call `id` is still held (its thread alive and waiting).
+pub fn seccomp_notif_id_valid(listener: std::os::fd::BorrowedFd<'_>, id: u64) -> bool {
+    use std::os::fd::AsRawFd as _;
+    // SAFETY: the kernel reads one u64 from a live local.
+    unsafe { libc::ioctl(listener.as_raw_fd(), SECCOMP_IOCTL_NOTIF_ID_VALID as _, &id as *const u64) == 0 }
+}
+
+/// Answers the held call `id`: it returns `val`, or fails with `-error` when `error` is negative.
+pub fn seccomp_notif_send(
+    listener: std::os::fd::BorrowedFd<'_>,
+    id: u64,
+    val: i64,
+    error: i32,
+) -> Result<(), rustix::io::Errno> {
+    use std::os::fd::AsRawFd as _;
+    #[repr(C)]
+    struct Response {
+        id: u64,
+        val: i64,
+        error: i32,
+        flags: u32,
+    }
+    let response = Response { id, val, error, flags: 0 };
+    // SAFETY: `Response` is `struct seccomp_notif_resp` (24 bytes, the size the ioctl's number
+    // encodes); the kernel only reads it.
+    let ret = unsafe {
+        libc::ioctl(listener.as_raw_fd(), SECCOMP_IOCTL_NOTIF_SEND as _, &response as *const Response)
+    };
+    if ret < 0 { Err(rustix::io::Errno::from_raw_os_error(errno())) } else { Ok(()) }
+}
+
 /// This thread's `errno`, read right after a failed libc call.
 fn errno() -> i32 {
     io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL)

@@ -79,3 +79,18 @@ fn the_proxy_request_corpus_never_panics_and_forwards_clean_heads() {
     });
     assert!(n >= 5);
 }
+
+#[test]
+fn the_notify_request_corpus_decodes_without_panicking() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/notify_request");
+    let mut decoded = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        let mut raw = [0u8; 80];
+        let n = bytes.len().min(80);
+        raw[..n].copy_from_slice(&bytes[..n]);
+        let held = lnk::notify::Held::parse(&raw);
+        decoded += usize::from(lnk::notify::request::decode(i64::from(held.nr), held.args).is_ok());
+    }
+    assert!(decoded >= 5, "the seed corpus holds calls that decode");
+}

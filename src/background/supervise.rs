@@ -107,7 +107,7 @@ pub fn supervise(agent: &Agent, opts: &SuperviseOptions) -> u8 {
 /// Ends the group at once (SIGKILL) and reaps it, for a command that must not go on.
 fn end_now(group: lifetime::Group, stop_signals: &OwnedFd) {
     let none: [lifetime::OutputSink<'_>; 2] = [(None, &mut |_| {}), (None, &mut |_| {})];
-    let _ = group.wait(none, Instant::now(), Duration::ZERO, stop_signals);
+    let _ = group.wait(none, Instant::now(), Duration::ZERO, stop_signals, None);
 }
 
 /// Waits for `start`'s word that the record is on the disk. False when the pipe closes without
@@ -191,6 +191,7 @@ fn run_command(
         lifetime::start(&mut sandbox, &image, Stdio { stdin: None, stdout: out_w, stderr: err_w })
             .map_err(failed)?;
     let door = sandbox.take_door();
+    let mut notifier = sandbox.take_notifier();
     drop(sandbox);
     let _proxy = door.map(|door| crate::proxy::serve_door(door, flags.internet.as_ref(), &[]));
     let keeper = group.id().as_raw_nonzero().get();
@@ -238,7 +239,8 @@ fn run_command(
             out.push(b);
             end.push(b);
         };
-        group.wait([(Some(out_r), &mut sink), (None, &mut |_| {})], deadline, grace, &stop_signals)
+        let outputs = [(Some(out_r), &mut sink as &mut dyn FnMut(&[u8])), (None, &mut |_| {})];
+        group.wait(outputs, deadline, grace, &stop_signals, notifier.as_mut())
     };
     drop(tmp);
     record.output_bytes = out.written;

@@ -33,6 +33,8 @@ pub enum Answer {
     Allow,
     /// Fail the call with this errno, without running it.
     Errno(u16),
+    /// Hold the call and tell the listener (seccomp user notification), which answers for it.
+    Notify,
     KillProcess,
 }
 
@@ -41,6 +43,7 @@ impl Answer {
         match self {
             Answer::Allow => SECCOMP_RET_ALLOW,
             Answer::Errno(e) => SECCOMP_RET_ERRNO | u32::from(e),
+            Answer::Notify => crate::sys::SECCOMP_RET_USER_NOTIF,
             Answer::KillProcess => crate::sys::SECCOMP_RET_KILL_PROCESS,
         }
     }
@@ -81,10 +84,13 @@ impl Check {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
     Always(Answer),
-    /// `answer` when any rule holds (a rule holds when all its checks do), else allowed.
+    /// `answer` when any rule holds (a rule holds when all its checks do), else `otherwise`
+    /// (`Allow`, or `Notify` for a call refused outright under some arguments and held for the
+    /// listener under the rest).
     When {
         rules: Vec<Vec<Check>>,
         answer: Answer,
+        otherwise: Answer,
     },
 }
 
@@ -109,12 +115,8 @@ impl Policy {
         match self.entries.get(&nr) {
             None => Answer::Allow,
             Some(Entry::Always(answer)) => *answer,
-            Some(Entry::When { rules, answer }) => {
-                if rules.iter().any(|rule| rule.iter().all(|c| c.holds(args))) {
-                    *answer
-                } else {
-                    Answer::Allow
-                }
+            Some(Entry::When { rules, answer, otherwise }) => {
+                if rules.iter().any(|rule| rule.iter().all(|c| c.holds(args))) { *answer } else { *otherwise }
             }
         }
     }
@@ -199,10 +201,10 @@ fn search(ranges: &[(u32, Option<&Entry>)], code: &mut Vec<Instruction>) {
 /// The code for one range's answer. Checks load arguments into `A`, which is fine: nothing
 /// after a leaf looks at the number again.
 fn leaf(entry: Option<&Entry>, code: &mut Vec<Instruction>) {
-    let (rules, answer) = match entry {
+    let (rules, answer, otherwise) = match entry {
         None => return code.push(Instruction::ret(SECCOMP_RET_ALLOW)),
         Some(Entry::Always(answer)) => return code.push(Instruction::ret(answer.ret_value())),
-        Some(Entry::When { rules, answer }) => (rules, answer),
+        Some(Entry::When { rules, answer, otherwise }) => (rules, answer, otherwise),
     };
     for rule in rules {
         // Each check is a load, an optional AND and a compare: a failed compare skips the rest
@@ -223,7 +225,7 @@ fn leaf(entry: Option<&Entry>, code: &mut Vec<Instruction>) {
         }
         code.push(Instruction::ret(answer.ret_value()));
     }
-    code.push(Instruction::ret(SECCOMP_RET_ALLOW));
+    code.push(Instruction::ret(otherwise.ret_value()));
 }
 
 /// The offset of argument `i`'s low 32 bits in `struct seccomp_data`.
@@ -455,9 +457,10 @@ pub(crate) mod tests {
                     vec![Check::eq(2, 7), Check::eq(4, 0x1234_5678), Check::masked_ne(5, 0xff, 0)],
                 ],
                 answer: Answer::Errno(1),
+                otherwise: Answer::Allow,
             },
         );
-        p.set(8, Entry::When { rules: vec![], answer: Answer::Errno(1) });
+        p.set(8, Entry::When { rules: vec![], answer: Answer::Errno(1), otherwise: Answer::Allow });
         assert_compiles_faithfully(&p);
         assert_compiles_faithfully(&Policy::default());
     }
@@ -474,7 +477,11 @@ pub(crate) mod tests {
                 let mut p = Policy::default();
                 for i in 0..n {
                     let entry = if i < conditional {
-                        Entry::When { rules: vec![vec![Check::eq(0, 7)]], answer: Answer::Errno(1) }
+                        Entry::When {
+                            rules: vec![vec![Check::eq(0, 7)]],
+                            answer: Answer::Errno(1),
+                            otherwise: Answer::Allow,
+                        }
                     } else {
                         Entry::Always(Answer::Errno(if i % 2 == 0 { 1 } else { 38 }))
                     };

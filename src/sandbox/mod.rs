@@ -191,6 +191,9 @@ pub struct Sandbox {
     /// In the Landlock-only mode, the folder (an absolute path) the program starts in when it is
     /// not the caller's (the own world starts it in its world: see [`world::Start`]).
     move_to: Option<std::ffi::CString>,
+    /// In the Landlock-only mode: the channel the filter's listener crosses to the helper, and
+    /// where the held metadata calls may act.
+    notify: Option<(crate::notify::Channel, crate::notify::Grants)>,
     /// With `[internet]`: the network namespace's only way out, the call's proxy.
     door: Option<Door>,
 }
@@ -346,6 +349,13 @@ impl Sandbox {
         };
         let (home, home_is_temporary) = program_home(req, &tmp_dir);
         let (start, move_to) = start_folder(&holes, world.as_mut(), &home, &tmp_dir)?;
+        // Without the own world, the program's metadata calls are held for the helper, which
+        // performs them beneath the write grants (see `crate::notify`). The file tool's own code
+        // needs none held.
+        let notify = match (&world, req.flags.tool) {
+            (None, Tool::Run) => Some(notify_plan(&write_roots, &holes, req.private_tmp)?),
+            _ => None,
+        };
         // Every grant is cut around the holes in it, in both modes: Landlock's rules belong to
         // the folders, whatever mount a path reaches them through (an inherited working folder,
         // a descriptor), so the masks of the own world are a second layer, not the only one.
@@ -376,7 +386,11 @@ impl Sandbox {
             inet_sockets: own_world && req.flags.tool == Tool::Run,
             // Outside the write grants a read-only mount answers these with EROFS; without one
             // they are refused, except for lnk's own file tool (see `seccomp`).
-            metadata_calls: world.is_some() || req.flags.tool == Tool::File,
+            metadata: match (world.is_some() || req.flags.tool == Tool::File, &notify) {
+                (true, _) => seccomp::Metadata::Allowed,
+                (false, Some(_)) => seccomp::Metadata::Notified,
+                (false, None) => seccomp::Metadata::Refused,
+            },
             ipc: world.is_some(),
             // lnk's own file tool resolves every path with openat2 (and never sets a mode).
             openat2: req.flags.tool == Tool::File,
@@ -404,6 +418,7 @@ impl Sandbox {
             tmp_rights,
             world,
             move_to,
+            notify,
             door,
         })
     }
@@ -473,8 +488,24 @@ impl Sandbox {
             }
             _ => return Err("landlock_restrict_self failed"),
         }
-        seccomp::install(&self.filter).map_err(|_| "installing the seccomp filter failed")?;
+        match &self.notify {
+            Some((channel, _)) => {
+                let listener = crate::sys::install_seccomp_filter_with_listener(&self.filter)
+                    .map_err(|_| "installing the seccomp filter failed")?;
+                // The program never holds its own filter's listener.
+                channel.send_listener(&listener)?;
+                drop(listener);
+            }
+            None => seccomp::install(&self.filter).map_err(|_| "installing the seccomp filter failed")?,
+        }
         Ok(())
+    }
+
+    /// In the helper, right after the program's process is started: the side that answers its
+    /// held calls, if any are held.
+    pub fn take_notifier(&mut self) -> Option<crate::notify::Notifier> {
+        let (channel, grants) = self.notify.take()?;
+        Some(crate::notify::Notifier::new(grants, channel.into_helper_end()?))
     }
 }
 
@@ -555,6 +586,24 @@ fn start_folder(
             Ok((start, Some(c)))
         }
     }
+}
+
+/// What the helper needs to answer the program's held metadata calls: a descriptor of each
+/// write grant and of the call's tmp folder (the ones Landlock was given), and the holes, except
+/// the one that holds the call's own tmp folder (lnk's private tmp base).
+fn notify_plan(
+    write_roots: &[(PathBuf, OwnedFd)],
+    holes: &[Hole],
+    private_tmp: &Path,
+) -> Result<(crate::notify::Channel, crate::notify::Grants), Refusal> {
+    let mut roots = Vec::with_capacity(write_roots.len());
+    for (path, fd) in write_roots {
+        let fd = fd.try_clone().map_err(|e| Refusal::kernel(format!("cannot keep a write grant: {e}")))?;
+        roots.push((path.clone(), fd));
+    }
+    let holes = holes.iter().map(|h| h.path.clone()).filter(|h| !private_tmp.starts_with(h)).collect();
+    let channel = crate::notify::Channel::new().map_err(Refusal::kernel)?;
+    Ok((channel, crate::notify::Grants { write_roots: roots, holes }))
 }
 
 /// Whether a test build was asked to leave out one layer of the sandbox (`LNK_TEST_WITHOUT`),

@@ -68,7 +68,7 @@ const CLONE_NAMESPACE_FLAGS: [u32; 7] = [
 
 /// System calls newer than the `libc` crate's tables. Numbers from 424 on are the same on every
 /// architecture.
-const SYS_FCHMODAT2: libc::c_long = 452;
+pub(crate) const SYS_FCHMODAT2: libc::c_long = 452;
 const SYS_SETXATTRAT: libc::c_long = 463;
 const SYS_REMOVEXATTRAT: libc::c_long = 466;
 const SYS_OPEN_TREE_ATTR: libc::c_long = 467;
@@ -212,14 +212,50 @@ const METADATA: &[libc::c_long] = &[
 const MODE_SETTERS: [(libc::c_long, u8); 4] =
     [(libc::SYS_chmod, 1), (libc::SYS_fchmod, 1), (libc::SYS_fchmodat, 2), (SYS_FCHMODAT2, 2)];
 
+/// The [`METADATA`] calls the helper can perform for the program in the Landlock-only mode,
+/// beneath the write grants (see [`crate::notify`]); the others (`setxattrat`,
+/// `removexattrat`, `file_setattr`) stay refused there.
+pub const NOTIFIED_METADATA: &[libc::c_long] = &[
+    libc::SYS_chmod,
+    libc::SYS_fchmod,
+    libc::SYS_fchmodat,
+    SYS_FCHMODAT2,
+    libc::SYS_chown,
+    libc::SYS_fchown,
+    libc::SYS_lchown,
+    libc::SYS_fchownat,
+    libc::SYS_utime,
+    libc::SYS_utimes,
+    libc::SYS_futimesat,
+    libc::SYS_utimensat,
+    libc::SYS_setxattr,
+    libc::SYS_lsetxattr,
+    libc::SYS_fsetxattr,
+    libc::SYS_removexattr,
+    libc::SYS_lremovexattr,
+    libc::SYS_fremovexattr,
+];
+
+/// How the [`METADATA`] calls are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metadata {
+    /// Run: a read-only mount answers them outside the write grants (the own world), or the
+    /// program is lnk's own file tool.
+    Allowed,
+    /// Refused everywhere.
+    Refused,
+    /// Held for the helper ([`NOTIFIED_METADATA`]; the rest refused), which performs them
+    /// beneath the write grants and refuses them elsewhere: the Landlock-only mode.
+    Notified,
+}
+
 /// What the filter must allow beyond the base.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SeccompPolicy {
     /// `AF_INET`/`AF_INET6` TCP and UDP sockets: only in a network namespace of the call's own.
     pub inet_sockets: bool,
-    /// The [`METADATA`] calls: only where a read-only mount answers them outside the write
-    /// grants, or for lnk's own file tool.
-    pub metadata_calls: bool,
+    /// The [`METADATA`] calls.
+    pub metadata: Metadata,
     /// The [`IPC`] calls: only with an IPC namespace of the call's own.
     pub ipc: bool,
     /// `openat2`, whose mode lies in memory a filter cannot read: only for lnk's own file tool,
@@ -240,13 +276,13 @@ pub fn build(policy: SeccompPolicy) -> Vec<Instruction> {
 pub(super) fn rules(policy: SeccompPolicy) -> Policy {
     let eperm = Answer::Errno(libc::EPERM as u16);
     let refuse = Entry::Always(eperm);
-    let when = |rules: Vec<Vec<Check>>| Entry::When { rules, answer: eperm };
+    let when = |rules: Vec<Vec<Check>>| Entry::When { rules, answer: eperm, otherwise: Answer::Allow };
     let mut p = Policy::default();
     let mut refused: Vec<libc::c_long> = DENIED.to_vec();
     if !policy.ipc {
         refused.extend_from_slice(IPC);
     }
-    if !policy.metadata_calls {
+    if policy.metadata != Metadata::Allowed {
         refused.extend_from_slice(METADATA);
     }
     if !policy.sessions {
@@ -256,10 +292,22 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
         p.set(nr, refuse.clone());
     }
 
+    // Held for the helper where it performs them; the set-id check below still comes first.
+    if policy.metadata == Metadata::Notified {
+        for nr in NOTIFIED_METADATA {
+            p.set(*nr, Entry::Always(Answer::Notify));
+        }
+    }
     // No set-user-id or set-group-id bit from any call that sets a mode.
-    if policy.metadata_calls {
+    let otherwise = match policy.metadata {
+        Metadata::Allowed => Some(Answer::Allow),
+        Metadata::Notified => Some(Answer::Notify),
+        Metadata::Refused => None,
+    };
+    if let Some(otherwise) = otherwise {
         for (nr, mode) in MODE_SETTERS {
-            p.set(nr, when(vec![vec![Check::masked_ne(mode, SET_ID_BITS, 0)]]));
+            let rules = vec![vec![Check::masked_ne(mode, SET_ID_BITS, 0)]];
+            p.set(nr, Entry::When { rules, answer: eperm, otherwise });
         }
     }
     let creating = |flags: u8, mode: u8| {
@@ -299,7 +347,7 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
     // ioctl(fd, TIOCSTI | TIOCLINUX, …), on the low 32 bits of the command; and where metadata
     // is refused, the ioctls that change a file's attributes.
     let mut ioctl_rules = vec![vec![Check::eq(1, TIOCSTI)], vec![Check::eq(1, TIOCLINUX)]];
-    if !policy.metadata_calls {
+    if policy.metadata != Metadata::Allowed {
         ioctl_rules.extend(FILE_ATTRIBUTE_IOCTLS.iter().map(|cmd| vec![Check::eq(1, *cmd)]));
     }
     p.set(libc::SYS_ioctl, when(ioctl_rules));
@@ -348,6 +396,24 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
         p.set(libc::SYS_socket, refuse.clone());
     }
     p
+}
+
+/// Every policy lnk can install, for the tests.
+#[cfg(test)]
+pub(super) fn every_policy() -> Vec<SeccompPolicy> {
+    let mut all = Vec::new();
+    for metadata in [Metadata::Allowed, Metadata::Refused, Metadata::Notified] {
+        for bits in 0..16u8 {
+            all.push(SeccompPolicy {
+                inet_sockets: bits & 1 != 0,
+                metadata,
+                ipc: bits & 2 != 0,
+                openat2: bits & 4 != 0,
+                sessions: bits & 8 != 0,
+            });
+        }
+    }
+    all
 }
 
 /// Installs `program` as the calling thread's seccomp filter. `no_new_privs` must be set
@@ -449,7 +515,7 @@ mod tests {
     fn with_a_network_namespace_only_tcp_and_udp_sockets_are_allowed() {
         let filter = build(SeccompPolicy {
             inet_sockets: true,
-            metadata_calls: false,
+            metadata: Metadata::Refused,
             ipc: false,
             openat2: false,
             sessions: false,
@@ -461,7 +527,7 @@ mod tests {
     fn without_internet_no_socket_is_allowed() {
         let filter = build(SeccompPolicy {
             inet_sockets: false,
-            metadata_calls: false,
+            metadata: Metadata::Refused,
             ipc: false,
             openat2: false,
             sessions: false,
@@ -472,14 +538,7 @@ mod tests {
 
     #[test]
     fn every_policy_compiles_to_what_it_says() {
-        for bits in 0..32u8 {
-            let policy = SeccompPolicy {
-                inet_sockets: bits & 1 != 0,
-                metadata_calls: bits & 2 != 0,
-                ipc: bits & 4 != 0,
-                openat2: bits & 8 != 0,
-                sessions: bits & 16 != 0,
-            };
+        for policy in every_policy() {
             crate::sandbox::bpf::tests::assert_compiles_faithfully(&rules(policy));
         }
     }
@@ -488,7 +547,7 @@ mod tests {
     fn the_policy_says_what_the_module_says() {
         let p = rules(SeccompPolicy {
             inet_sockets: false,
-            metadata_calls: false,
+            metadata: Metadata::Refused,
             ipc: false,
             openat2: false,
             sessions: false,
@@ -514,7 +573,7 @@ mod tests {
         assert_eq!(call(libc::SYS_memfd_create, [0; 6]), eperm);
         let open = rules(SeccompPolicy {
             inet_sockets: true,
-            metadata_calls: true,
+            metadata: Metadata::Allowed,
             ipc: true,
             openat2: true,
             sessions: true,

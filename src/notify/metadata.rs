@@ -1,0 +1,221 @@
+//! Performing a held metadata call for the program: on the file it names, beneath a write
+//! grant, or not at all.
+//!
+//! The steps, each on descriptors the helper holds:
+//! 1. the file: the program's own descriptor, or its path resolved (`openat2`, no magic links)
+//!    from the program's working folder or descriptor, reopened from `/proc/<pid>` as an
+//!    `O_PATH` descriptor of lnk's own; from here the file is that descriptor, never a path;
+//! 2. the proof: the descriptor's path (as the kernel names it) lies beneath a write grant and
+//!    in no hole, and walking that path from the grant's own descriptor, with no link, lands on
+//!    the very same file (device and inode);
+//! 3. the call, on that descriptor.
+//!
+//! Steps 1 and 3 run with the program's rights: the helper holds no capability meanwhile (see
+//! [`super::without_capabilities`]), so the kernel checks search permission, ownership
+//! (`chmod`, explicit times), write permission (times set to now, `user.*` attributes) and
+//! `chown`'s limits exactly as it would for the program. Set-user-id and set-group-id bits are
+//! refused (as the filter already does). A folder on the way to a hole keeps its metadata: an
+//! earlier call could otherwise make it unsearchable and fail every later call.
+
+use std::os::fd::{AsRawFd as _, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags, Timespec, Timestamps};
+use rustix::io::Errno;
+
+use super::memory::{Memory, XATTR_NAME_MAX, XATTR_SIZE_MAX};
+use super::request::{AT_FDCWD, Op, Request, Target, Times};
+
+/// Where the held calls may act.
+pub struct Grants {
+    /// The write grants and the call's tmp folder, each with the folder the helper opened.
+    pub write_roots: Vec<(PathBuf, OwnedFd)>,
+    /// The holes in the grants (see [`crate::sandbox::holes`]).
+    pub holes: Vec<PathBuf>,
+}
+
+/// Performs `request` for the process `pid`, whose memory is `memory`. The answer is the call's
+/// result, as the program gets it.
+pub fn perform(grants: &Grants, pid: u32, memory: &Memory, request: &Request) -> Result<(), Errno> {
+    let follow = match request.target {
+        Target::Fd(_) => true,
+        Target::Path { follow, .. } => follow,
+    };
+    let file = open_target(pid, memory, request.target)?;
+    let stat = rustix::fs::fstat(&file)?;
+    let kind = FileType::from_raw_mode(stat.st_mode);
+    grants.prove(&file, (stat.st_dev, stat.st_ino))?;
+    let link = kind == FileType::Symlink;
+    match request.op {
+        Op::Chmod { mode } => {
+            if mode & 0o6000 != 0 {
+                return Err(Errno::PERM);
+            }
+            if link {
+                // As the kernel answers `fchmodat2(…, AT_SYMLINK_NOFOLLOW)` on a link.
+                return Err(Errno::OPNOTSUPP);
+            }
+            rustix::fs::chmod(proc_self(&file).as_str(), Mode::from_raw_mode(mode & 0o7777))
+        }
+        Op::Chown { uid, gid } => {
+            // `-1` leaves it as it is; any other number is the kernel's to check.
+            let id = |v: u32| (v != u32::MAX).then_some(v);
+            let (uid, gid) =
+                (id(uid).map(rustix::process::Uid::from_raw), id(gid).map(rustix::process::Gid::from_raw));
+            rustix::fs::chownat(&file, "", uid, gid, AtFlags::EMPTY_PATH | AtFlags::SYMLINK_NOFOLLOW)
+        }
+        Op::Times(times) => {
+            // Now, or the times given; on the file itself (a link too, when the call does not
+            // follow it). Both times `UTIME_NOW` is what a null pointer means to the kernel.
+            let now = Timespec { tv_sec: 0, tv_nsec: rustix::fs::UTIME_NOW as _ };
+            let times =
+                read_times(memory, times)?.unwrap_or(Timestamps { last_access: now, last_modification: now });
+            rustix::fs::utimensat(&file, "", &times, AtFlags::EMPTY_PATH | AtFlags::SYMLINK_NOFOLLOW)
+        }
+        Op::SetXattr { name, value, size, flags } => {
+            if link && !follow {
+                // No `user.*` attribute on a link; the others need capabilities.
+                return Err(Errno::PERM);
+            }
+            let name = read_xattr_name(memory, name)?;
+            let size = usize::try_from(size).map_err(|_| Errno::TOOBIG)?;
+            if size > XATTR_SIZE_MAX {
+                return Err(Errno::TOOBIG);
+            }
+            let mut bytes = vec![0u8; size];
+            if size > 0 {
+                memory.read(value, &mut bytes)?;
+            }
+            let flags = rustix::fs::XattrFlags::from_bits(flags).ok_or(Errno::INVAL)?;
+            rustix::fs::setxattr(proc_self(&file).as_str(), name.as_c_str(), &bytes, flags)
+        }
+        Op::RemoveXattr { name } => {
+            if link && !follow {
+                return Err(Errno::PERM);
+            }
+            let name = read_xattr_name(memory, name)?;
+            rustix::fs::removexattr(proc_self(&file).as_str(), name.as_c_str())
+        }
+    }
+}
+
+/// `/proc/self/fd/N` for one of lnk's own descriptors: a path that leads to exactly that file.
+fn proc_self(file: &OwnedFd) -> String {
+    format!("/proc/self/fd/{}", file.as_raw_fd())
+}
+
+/// Opens what the call names as an `O_PATH` descriptor of lnk's own.
+fn open_target(pid: u32, memory: &Memory, target: Target) -> Result<OwnedFd, Errno> {
+    let path_flags = OFlags::PATH | OFlags::CLOEXEC;
+    let program_fd = |fd: i32| {
+        if fd < 0 {
+            return Err(Errno::BADF);
+        }
+        rustix::fs::open(format!("/proc/{pid}/fd/{fd}").as_str(), path_flags, Mode::empty()).map_err(|e| {
+            match e {
+                Errno::NOENT => Errno::BADF,
+                e => e,
+            }
+        })
+    };
+    match target {
+        Target::Fd(fd) => program_fd(fd),
+        Target::Path { dirfd, path, follow, empty_ok } => {
+            let path = memory.read_path(path)?;
+            let base = || match dirfd {
+                AT_FDCWD => rustix::fs::open(format!("/proc/{pid}/cwd").as_str(), path_flags, Mode::empty()),
+                fd => program_fd(fd),
+            };
+            if path.is_empty() {
+                return if empty_ok { base() } else { Err(Errno::NOENT) };
+            }
+            let base = if path.starts_with(b"/") {
+                rustix::fs::open("/", path_flags | OFlags::DIRECTORY, Mode::empty())?
+            } else {
+                base()?
+            };
+            let mut flags = path_flags;
+            if !follow {
+                flags |= OFlags::NOFOLLOW;
+            }
+            // Links are followed as the kernel would for the program, but never a magic link
+            // (`/proc/self/…` would be lnk's own).
+            let how = ResolveFlags::NO_MAGICLINKS;
+            use std::os::unix::ffi::OsStrExt as _;
+            let path = std::ffi::OsStr::from_bytes(&path);
+            loop {
+                match rustix::fs::openat2(&base, path, flags, Mode::empty(), how) {
+                    Err(Errno::AGAIN) => continue,
+                    other => return other,
+                }
+            }
+        }
+    }
+}
+
+impl Grants {
+    /// Succeeds when `file` (whose device and inode are `id`) lies beneath a write grant, in no
+    /// hole and on the way to none; `EPERM` otherwise, as the Landlock-only mode answered before.
+    fn prove(&self, file: &OwnedFd, id: (u64, u64)) -> Result<(), Errno> {
+        let named = rustix::fs::readlink(proc_self(file).as_str(), Vec::new()).map_err(|_| Errno::PERM)?;
+        let named = named.as_bytes();
+        // An unlinked file has no place to prove, nor has a pipe or a socket.
+        if !named.starts_with(b"/") || named.ends_with(b" (deleted)") {
+            return Err(Errno::PERM);
+        }
+        use std::os::unix::ffi::OsStrExt as _;
+        let path = Path::new(std::ffi::OsStr::from_bytes(named));
+        if self.holes.iter().any(|h| path.starts_with(h) || h.starts_with(path)) {
+            return Err(Errno::PERM);
+        }
+        for (root, root_fd) in &self.write_roots {
+            let Ok(rest) = path.strip_prefix(root) else { continue };
+            let rest = if rest.as_os_str().is_empty() { Path::new(".") } else { rest };
+            let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+            let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let Ok(found) = rustix::fs::openat2(root_fd, rest, flags, Mode::empty(), how) else { continue };
+            if rustix::fs::fstat(&found).is_ok_and(|s| (s.st_dev, s.st_ino) == id) {
+                return Ok(());
+            }
+        }
+        Err(Errno::PERM)
+    }
+}
+
+/// An attribute's name, as the kernel bounds it (`ERANGE` past 255 bytes).
+fn read_xattr_name(memory: &Memory, address: u64) -> Result<std::ffi::CString, Errno> {
+    if address == 0 {
+        return Err(Errno::FAULT);
+    }
+    let name = memory.read_cstring(address, XATTR_NAME_MAX, Errno::RANGE)?;
+    if name.is_empty() {
+        return Err(Errno::RANGE);
+    }
+    std::ffi::CString::new(name).map_err(|_| Errno::INVAL)
+}
+
+/// The times to set (`None`: now), read once from the program's memory.
+fn read_times(memory: &Memory, times: Times) -> Result<Option<Timestamps>, Errno> {
+    let spec = |seconds: i64, nanoseconds: i64| Timespec { tv_sec: seconds, tv_nsec: nanoseconds as _ };
+    let micro = |seconds: i64, micros: i64| {
+        if !(0..1_000_000).contains(&micros) {
+            return Err(Errno::INVAL);
+        }
+        Ok(spec(seconds, micros * 1000))
+    };
+    Ok(Some(match times {
+        Times::Now => return Ok(None),
+        Times::Timespec(address) => {
+            let [a_s, a_ns, m_s, m_ns] = memory.read_words::<4>(address)?;
+            Timestamps { last_access: spec(a_s, a_ns), last_modification: spec(m_s, m_ns) }
+        }
+        Times::Timeval(address) => {
+            let [a_s, a_us, m_s, m_us] = memory.read_words::<4>(address)?;
+            Timestamps { last_access: micro(a_s, a_us)?, last_modification: micro(m_s, m_us)? }
+        }
+        Times::Utimbuf(address) => {
+            let [access, modification] = memory.read_words::<2>(address)?;
+            Timestamps { last_access: spec(access, 0), last_modification: spec(modification, 0) }
+        }
+    }))
+}

@@ -1,0 +1,242 @@
+//! Held system calls (seccomp user notification): in the Landlock-only mode, the helper
+//! performs the program's metadata calls (`chmod`, `chown`, `utimensat`, the xattr calls and
+//! their siblings) beneath the write grants, and refuses them elsewhere.
+//!
+//! Why. Without a mount namespace nothing makes the rest of the file system read-only, and
+//! Landlock does not govern metadata: allowed outright, `chmod` would reach every file the
+//! program's user owns (`~/.ssh` included); refused outright, ordinary work fails (`touch`,
+//! `chmod +x`, `cp -p`, `tar x`, `git init`, a linker's executable bit). So seccomp holds exactly
+//! these calls (every other call runs at full speed) and the helper answers each one.
+//!
+//! How, and what it trusts:
+//! - The program's process installs its filter with a listener and hands the listener to the
+//!   helper on a socket pair made before the fork, then closes it: the program never holds it
+//!   when it runs (the listener is close-on-exec too).
+//! - For each held call the helper opens the program's memory, checks that the notification
+//!   is still live (so the memory is the program's, not a process that reused its pid), reads
+//!   each argument once ([`memory`]), decodes the call ([`request`]), and performs it on a
+//!   descriptor it resolved and proved to lie beneath a write grant ([`metadata`]). It never
+//!   lets the held call go on after inspecting it: the program's threads could change its
+//!   arguments in between.
+//! - It does so without capabilities (a root helper drops its effective set for the call), so
+//!   the kernel checks the program's own rights.
+//! - A program that dies while a call is held leaves nothing half done: each call is one
+//!   system call of the helper's, done or not, and its answer then goes nowhere.
+//!
+//! What it costs: a socket pair and one message per launch; a held call costs two context
+//! switches and a few system calls of the helper's.
+
+pub mod memory;
+pub mod metadata;
+pub mod request;
+
+use std::io::IoSliceMut;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
+
+use rustix::io::Errno;
+use rustix::net::{
+    AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
+    SendAncillaryMessage, SendFlags, SocketFlags, SocketType,
+};
+
+pub use metadata::Grants;
+
+/// The socket pair the listener crosses, made in the helper before the fork.
+pub struct Channel {
+    child_end: Option<OwnedFd>,
+    helper_end: Option<OwnedFd>,
+}
+
+impl Channel {
+    pub fn new() -> Result<Channel, String> {
+        let (child_end, helper_end) =
+            rustix::net::socketpair(AddressFamily::UNIX, SocketType::SEQPACKET, SocketFlags::CLOEXEC, None)
+                .map_err(|e| format!("cannot make the notification channel: {e}"))?;
+        Ok(Channel { child_end: Some(child_end), helper_end: Some(helper_end) })
+    }
+
+    /// In the program's process, right after the filter is installed: hands the listener over.
+    /// The caller then drops `listener`, before `execve`.
+    pub fn send_listener(&self, listener: &OwnedFd) -> Result<(), &'static str> {
+        let end = self.child_end.as_ref().ok_or("the notification channel was closed")?;
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+        let mut control = SendAncillaryBuffer::new(&mut space);
+        let fds = [listener.as_fd()];
+        if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
+            return Err("cannot pass the notification listener");
+        }
+        rustix::net::sendmsg(end, &[std::io::IoSlice::new(b"N")], &mut control, SendFlags::empty())
+            .map_err(|_| "cannot pass the notification listener to the helper")?;
+        Ok(())
+    }
+
+    /// In the helper, right after the fork: keeps only its own end, so it sees the end of the
+    /// stream when the program's process dies without sending.
+    pub fn into_helper_end(mut self) -> Option<OwnedFd> {
+        self.child_end = None;
+        self.helper_end.take()
+    }
+}
+
+/// The helper's side: waits for the listener, then answers each held call.
+pub struct Notifier {
+    grants: Grants,
+    state: State,
+}
+
+enum State {
+    /// The program's process has not sent the listener yet.
+    Waiting(OwnedFd),
+    Serving(OwnedFd),
+    Done,
+}
+
+/// `struct seccomp_notif`'s size and layout (`linux/seccomp.h`): id, pid, flags, then
+/// `struct seccomp_data` (nr, arch, instruction pointer, six arguments).
+const NOTIF_SIZE: usize = 80;
+
+/// A held call as the kernel gave it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Held {
+    pub id: u64,
+    pub pid: u32,
+    pub nr: i32,
+    pub arch: u32,
+    pub args: [u64; 6],
+}
+
+impl Held {
+    /// Reads a `struct seccomp_notif`.
+    pub fn parse(raw: &[u8; NOTIF_SIZE]) -> Held {
+        let u64_at = |at: usize| u64::from_ne_bytes(raw[at..at + 8].try_into().unwrap_or([0; 8]));
+        let u32_at = |at: usize| u32::from_ne_bytes(raw[at..at + 4].try_into().unwrap_or([0; 4]));
+        let mut args = [0u64; 6];
+        for (i, arg) in args.iter_mut().enumerate() {
+            *arg = u64_at(32 + 8 * i);
+        }
+        Held { id: u64_at(0), pid: u32_at(8), nr: u32_at(16) as i32, arch: u32_at(20), args }
+    }
+}
+
+impl Notifier {
+    pub fn new(grants: Grants, helper_end: OwnedFd) -> Notifier {
+        Notifier { grants, state: State::Waiting(helper_end) }
+    }
+
+    /// The descriptor to poll for reading, while there is one.
+    pub fn fd(&self) -> Option<BorrowedFd<'_>> {
+        match &self.state {
+            State::Waiting(fd) | State::Serving(fd) => Some(fd.as_fd()),
+            State::Done => None,
+        }
+    }
+
+    /// Called when [`Notifier::fd`] polls ready: takes the listener, or answers one held call.
+    pub fn ready(&mut self) {
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::Waiting(end) => {
+                if let Some(listener) = receive_listener(&end) {
+                    self.state = State::Serving(listener);
+                }
+            }
+            State::Serving(listener) => {
+                if answer_one(&listener, &self.grants) {
+                    self.state = State::Serving(listener);
+                }
+            }
+            State::Done => {}
+        }
+    }
+}
+
+/// Receives the listener, or `None` when the program's process ended without sending it.
+fn receive_listener(end: &OwnedFd) -> Option<OwnedFd> {
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let mut byte = [0u8; 1];
+    let received =
+        rustix::net::recvmsg(end, &mut [IoSliceMut::new(&mut byte)], &mut control, RecvFlags::CMSG_CLOEXEC)
+            .ok()?;
+    if received.bytes == 0 {
+        return None;
+    }
+    control.drain().find_map(|message| match message {
+        RecvAncillaryMessage::ScmRights(mut fds) => fds.next(),
+        _ => None,
+    })
+}
+
+/// Answers one held call. Returns false when the listener is done (no process uses the filter
+/// any more).
+fn answer_one(listener: &OwnedFd, grants: &Grants) -> bool {
+    let mut raw = [0u8; NOTIF_SIZE];
+    match crate::sys::seccomp_notif_recv(listener.as_fd(), &mut raw) {
+        Ok(()) => {}
+        // The calling thread was killed (or the call interrupted) before it was read.
+        Err(Errno::NOENT) | Err(Errno::INTR) => return true,
+        Err(_) => return false,
+    }
+    let held = Held::parse(&raw);
+    let answer = without_capabilities(|| perform(listener.as_fd(), grants, &held));
+    let error = match answer {
+        Ok(()) => 0,
+        Err(e) => -e.raw_os_error(),
+    };
+    // ENOENT: the program (or the thread) is gone; nothing waits for this answer.
+    let _ = crate::sys::seccomp_notif_send(listener.as_fd(), held.id, 0, error);
+    true
+}
+
+/// Decodes and performs one held call, answering for the program.
+fn perform(listener: BorrowedFd<'_>, grants: &Grants, held: &Held) -> Result<(), Errno> {
+    if held.arch != crate::sandbox::bpf::AUDIT_ARCH {
+        return Err(Errno::NOSYS);
+    }
+    let request = request::decode(i64::from(held.nr), held.args)?;
+    let memory = memory::Memory::open(held.pid).map_err(|_| Errno::PERM)?;
+    // The memory opened is the holding thread's only while its call is still held.
+    if !crate::sys::seccomp_notif_id_valid(listener, held.id) {
+        return Err(Errno::NOENT);
+    }
+    metadata::perform(grants, held.pid, &memory, &request)
+}
+
+/// Runs `f` with no effective capability on this thread (a root helper's are set aside and put
+/// back), so the kernel checks what `f` does against the program's rights, which has none.
+fn without_capabilities<T>(f: impl FnOnce() -> Result<T, Errno>) -> Result<T, Errno> {
+    use rustix::thread::{CapabilitySet, CapabilitySets};
+    let held = rustix::thread::capabilities(None).map_err(|_| Errno::PERM)?;
+    if held.effective.is_empty() {
+        return f();
+    }
+    let lowered = CapabilitySets { effective: CapabilitySet::empty(), ..held };
+    rustix::thread::set_capabilities(None, lowered).map_err(|_| Errno::PERM)?;
+    let result = f();
+    // Put back for the helper's own work (as root: reaping, removing the call's tmp folder).
+    if rustix::thread::set_capabilities(None, held).is_err() {
+        // A helper that cannot take its capabilities back goes on without them: less, never more.
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_notification_is_read_field_by_field() {
+        let mut raw = [0u8; NOTIF_SIZE];
+        raw[0..8].copy_from_slice(&7u64.to_ne_bytes());
+        raw[8..12].copy_from_slice(&1234u32.to_ne_bytes());
+        raw[16..20].copy_from_slice(&90i32.to_ne_bytes());
+        raw[20..24].copy_from_slice(&0xc000_003eu32.to_ne_bytes());
+        raw[32..40].copy_from_slice(&0x1000u64.to_ne_bytes());
+        raw[72..80].copy_from_slice(&u64::MAX.to_ne_bytes());
+        let held = Held::parse(&raw);
+        assert_eq!(
+            held,
+            Held { id: 7, pid: 1234, nr: 90, arch: 0xc000_003e, args: [0x1000, 0, 0, 0, 0, u64::MAX] }
+        );
+    }
+}

@@ -1,0 +1,199 @@
+//! A held system call, decoded: which metadata call, on what, with which values. Pure: it reads
+//! only the numbers the kernel copied into the notification (the program cannot change those
+//! after the fact), never the program's memory, so it can be fuzzed alone
+//! (`fuzz/fuzz_targets/notify_request.rs`).
+//!
+//! Addresses are kept as addresses: the strings and structures behind them are read by
+//! [`super::memory`] when the call is performed, once each.
+
+use rustix::io::Errno;
+
+/// `AT_FDCWD`, as the kernel reads a directory descriptor argument.
+pub const AT_FDCWD: i32 = -100;
+const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
+const AT_EMPTY_PATH: u32 = 0x1000;
+
+/// What a held call acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// An open descriptor of the program's.
+    Fd(i32),
+    /// A path (at `path`, in the program's memory) relative to the directory descriptor `dirfd`
+    /// (or `AT_FDCWD`); `follow`: a link at its end is followed; `empty_ok`: an empty path names
+    /// `dirfd` itself (`AT_EMPTY_PATH`).
+    Path { dirfd: i32, path: u64, follow: bool, empty_ok: bool },
+}
+
+/// How a call gives the times to set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Times {
+    /// Now (a null pointer).
+    Now,
+    /// `struct timespec[2]` at this address (`utimensat`).
+    Timespec(u64),
+    /// `struct timeval[2]` at this address (`utimes`, `futimesat`).
+    Timeval(u64),
+    /// `struct utimbuf` at this address (`utime`).
+    Utimbuf(u64),
+}
+
+/// What a held call does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Chmod {
+        mode: u32,
+    },
+    /// `u32::MAX` leaves the owner or group as it is.
+    Chown {
+        uid: u32,
+        gid: u32,
+    },
+    Times(Times),
+    SetXattr {
+        name: u64,
+        value: u64,
+        size: u64,
+        flags: u32,
+    },
+    RemoveXattr {
+        name: u64,
+    },
+}
+
+/// One held call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    pub op: Op,
+    pub target: Target,
+}
+
+/// An `int` argument: the low 32 bits, as the kernel reads it.
+fn int(arg: u64) -> i32 {
+    arg as u32 as i32
+}
+
+/// A path target: `dirfd`, the path's address, and the `AT_*` flags the call takes (`flags`,
+/// of which only `allowed` may be set); `follow` when the call follows a last link by default.
+fn path(dirfd: i32, address: u64, flags: u32, allowed: u32, follow: bool) -> Result<Target, Errno> {
+    if flags & !allowed != 0 {
+        return Err(Errno::INVAL);
+    }
+    Ok(Target::Path {
+        dirfd,
+        path: address,
+        follow: follow && flags & AT_SYMLINK_NOFOLLOW == 0,
+        empty_ok: flags & AT_EMPTY_PATH != 0,
+    })
+}
+
+/// Decodes a held call, as the kernel's `seccomp_data` gives it (`nr`, `args`). A call this
+/// does not know (none is held but these) or flags it does not know are refused: `ENOSYS`,
+/// `EINVAL`.
+pub fn decode(nr: i64, args: [u64; 6]) -> Result<Request, Errno> {
+    let at = |i: usize| int(args[i]);
+    let cwd = |i: usize, follow: bool| path(AT_FDCWD, args[i], 0, 0, follow);
+    let chown = |u: usize| Op::Chown { uid: args[u] as u32, gid: args[u + 1] as u32 };
+    let times = |address: u64, kind: fn(u64) -> Times| if address == 0 { Times::Now } else { kind(address) };
+    let (op, target) = match nr {
+        n if n == libc::SYS_chmod => (Op::Chmod { mode: args[1] as u32 }, cwd(0, true)?),
+        n if n == libc::SYS_fchmod => (Op::Chmod { mode: args[1] as u32 }, Target::Fd(at(0))),
+        n if n == libc::SYS_fchmodat => {
+            (Op::Chmod { mode: args[2] as u32 }, path(at(0), args[1], 0, 0, true)?)
+        }
+        n if n == crate::sandbox::seccomp::SYS_FCHMODAT2 => {
+            let allowed = AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH;
+            (Op::Chmod { mode: args[2] as u32 }, path(at(0), args[1], args[3] as u32, allowed, true)?)
+        }
+        n if n == libc::SYS_chown => (chown(1), cwd(0, true)?),
+        n if n == libc::SYS_lchown => (chown(1), cwd(0, false)?),
+        n if n == libc::SYS_fchown => (chown(1), Target::Fd(at(0))),
+        n if n == libc::SYS_fchownat => {
+            let allowed = AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH;
+            (chown(2), path(at(0), args[1], args[4] as u32, allowed, true)?)
+        }
+        n if n == libc::SYS_utime => (Op::Times(times(args[1], Times::Utimbuf)), cwd(0, true)?),
+        n if n == libc::SYS_utimes => (Op::Times(times(args[1], Times::Timeval)), cwd(0, true)?),
+        n if n == libc::SYS_futimesat => {
+            // A null path acts on the descriptor itself, as `futimes` does.
+            let target = match args[1] {
+                0 => Target::Fd(at(0)),
+                address => path(at(0), address, 0, 0, true)?,
+            };
+            (Op::Times(times(args[2], Times::Timeval)), target)
+        }
+        n if n == libc::SYS_utimensat => {
+            let flags = args[3] as u32;
+            let target = match args[1] {
+                // A null path acts on the descriptor itself (`futimens`), and takes no flags.
+                0 if flags != 0 => return Err(Errno::INVAL),
+                0 => Target::Fd(at(0)),
+                address => path(at(0), address, flags, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH, true)?,
+            };
+            (Op::Times(times(args[2], Times::Timespec)), target)
+        }
+        n if n == libc::SYS_setxattr || n == libc::SYS_lsetxattr || n == libc::SYS_fsetxattr => {
+            let op = Op::SetXattr { name: args[1], value: args[2], size: args[3], flags: args[4] as u32 };
+            let target = match n {
+                n if n == libc::SYS_fsetxattr => Target::Fd(at(0)),
+                n => cwd(0, n == libc::SYS_setxattr)?,
+            };
+            (op, target)
+        }
+        n if n == libc::SYS_removexattr || n == libc::SYS_lremovexattr || n == libc::SYS_fremovexattr => {
+            let target = match n {
+                n if n == libc::SYS_fremovexattr => Target::Fd(at(0)),
+                n => cwd(0, n == libc::SYS_removexattr)?,
+            };
+            (Op::RemoveXattr { name: args[1] }, target)
+        }
+        _ => return Err(Errno::NOSYS),
+    };
+    Ok(Request { op, target })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[u64]) -> [u64; 6] {
+        let mut all = [0; 6];
+        all[..a.len()].copy_from_slice(a);
+        all
+    }
+
+    #[test]
+    fn each_held_call_is_decoded_with_its_target_and_values() {
+        let p = 0x1000;
+        let cwd = |follow| Target::Path { dirfd: AT_FDCWD, path: p, follow, empty_ok: false };
+        let cases = [
+            (libc::SYS_chmod, args(&[p, 0o755]), Op::Chmod { mode: 0o755 }, cwd(true)),
+            (libc::SYS_fchmod, args(&[3, 0o644]), Op::Chmod { mode: 0o644 }, Target::Fd(3)),
+            (
+                libc::SYS_lchown,
+                args(&[p, 5, u64::from(u32::MAX)]),
+                Op::Chown { uid: 5, gid: u32::MAX },
+                cwd(false),
+            ),
+            (libc::SYS_utimes, args(&[p, 0]), Op::Times(Times::Now), cwd(true)),
+            (libc::SYS_utime, args(&[p, 0x2000]), Op::Times(Times::Utimbuf(0x2000)), cwd(true)),
+            (
+                libc::SYS_utimensat,
+                args(&[4, 0, 0x3000, 0]),
+                Op::Times(Times::Timespec(0x3000)),
+                Target::Fd(4),
+            ),
+            (libc::SYS_futimesat, args(&[5, 0, 0]), Op::Times(Times::Now), Target::Fd(5)),
+            (libc::SYS_fremovexattr, args(&[6, 0x4000]), Op::RemoveXattr { name: 0x4000 }, Target::Fd(6)),
+        ];
+        for (nr, a, op, target) in cases {
+            assert_eq!(decode(nr, a), Ok(Request { op, target }), "nr {nr}");
+        }
+        // The directory descriptor is an int: its high bits are the kernel's to ignore.
+        let at = decode(libc::SYS_fchownat, args(&[0xffff_ffff_ffff_ff9c, p, 1, 2, 0x1100])).unwrap();
+        assert_eq!(at.target, Target::Path { dirfd: AT_FDCWD, path: p, follow: false, empty_ok: true });
+        // Flags it does not know, and calls it does not hold, are refused.
+        assert_eq!(decode(libc::SYS_fchownat, args(&[3, p, 1, 2, 0x8000])), Err(Errno::INVAL));
+        assert_eq!(decode(libc::SYS_utimensat, args(&[3, 0, 0, 0x100])), Err(Errno::INVAL));
+        assert_eq!(decode(libc::SYS_read, args(&[])), Err(Errno::NOSYS));
+    }
+}
