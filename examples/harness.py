@@ -45,10 +45,12 @@ def check(condition, what, detail=""):
     print(f"ok: {what}")
 
 
-def sandbox_run(env, policy, *argv):
-    """`lnk sandbox run --report json` and its one JSON object."""
+def sandbox_run(env, policy, agent_dir, *argv):
+    """`lnk sandbox run --report json` and its one JSON object. `--agent-dir` names the agent's
+    records folder, which the sandbox then keeps out of every grant (a program that could read
+    a record's lock could make a dead supervisor look alive)."""
     done = subprocess.run(
-        [LNK, "sandbox", "run", "--report", "json", "--file", policy, "--", *argv],
+        [LNK, "sandbox", "run", "--report", "json", "--file", policy, "--agent-dir", agent_dir, "--", *argv],
         env=env, capture_output=True, text=True, timeout=120,
     )
     return done.returncode, json.loads(done.stdout)
@@ -78,11 +80,11 @@ def main():
         env = dict(os.environ, HOME=home, TMPDIR=scratch)
 
         # 1. One call.
-        code, report = sandbox_run(env, policy, "sh", "-c", "echo hello > ~/Link/Files/hello.txt; cat ~/Link/Files/hello.txt")
+        code, report = sandbox_run(env, policy, agent_dir, "sh", "-c", "echo hello > ~/Link/Files/hello.txt; cat ~/Link/Files/hello.txt")
         check(code == 0 and report["outcome"] == "exited", "a call exits 0", report.get("error"))
         check(report["stdout"]["text"] == "hello\n", "its output comes back", report["stdout"])
         print(f"   mode: {report['enforced']['mode']}, lacking: {report['enforced']['lacks']}")
-        code, report = sandbox_run(env, policy, "seq", "3")
+        code, report = sandbox_run(env, policy, agent_dir, "seq", "3")
         check(code == 126 and report["outcome"] == "refused", "an unlisted program is refused")
         check(report["denials"][0]["fix"] == 'add "seq" to commands', "the report says how to allow it", report["denials"])
 
@@ -106,7 +108,7 @@ def main():
 
         # 3. A file session.
         session = subprocess.Popen(
-            [LNK, "sandbox", "run", "--file", policy, "--tool", "file", "--", "lnk", "file", "--files-dir", files_dir],
+            [LNK, "sandbox", "run", "--file", policy, "--tool", "file", "--agent-dir", agent_dir, "--", "lnk", "file", "--files-dir", files_dir],
             env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         )
 

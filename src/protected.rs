@@ -87,7 +87,40 @@ pub const IN_SYSTEM: &[&str] = &[
     "/etc/letsencrypt/archive",
     "/etc/letsencrypt/keys",
     "/etc/libvirt/secrets",
+    "/etc/apt/auth.conf",
+    "/etc/apt/auth.conf.d",
+    "/etc/netplan",
+    "/etc/kubernetes",
+    "/etc/rancher",
+    "/etc/mysql/debian.cnf",
+    "/etc/docker/key.json",
+    "/etc/ceph",
+    "/etc/cups/ssl",
+    "/etc/openvpn",
+    "/etc/ipsec.d/private",
+    "/etc/swanctl",
+    "/etc/wpa_supplicant",
+    "/etc/iwd",
+    "/etc/exim4/passwd.client",
+    "/etc/postfix/sasl_passwd",
+    "/etc/msmtprc",
 ];
+
+/// Top-level files of `/proc` that only root may read (`kpageflags`, `slabinfo`, `timer_list`,
+/// `vmallocinfo`, …: the kernel's memory layout and addresses). As root, a program of the own
+/// world would read them in its own `/proc` (uid 0 is their owner); the world masks them (see
+/// [`crate::sandbox::world`]). Found on this machine's `/proc` by their mode.
+pub fn root_only_proc_files() -> Vec<std::ffi::OsString> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(meta) = entry.metadata() else { continue };
+        if meta.is_file() && meta.permissions().mode() & 0o044 == 0 {
+            names.push(entry.file_name());
+        }
+    }
+    names
+}
 
 /// The system's secret files on this computer: [`IN_SYSTEM`] and the host's private SSH keys.
 pub fn system_secrets() -> Vec<PathBuf> {
@@ -104,10 +137,43 @@ pub fn system_secrets() -> Vec<PathBuf> {
     secrets
 }
 
-/// The built-in protected paths for `home` that are holes in `grants`: each lies strictly
-/// beneath a grant, and no grant names it or a path beneath it. Lexical: nothing is looked up.
+/// The built-in protected paths for `home` that are holes in `grants` (see [`protected_holes`]).
 pub fn builtin_holes(home: &Path, grants: &[&PathBuf]) -> Vec<PathBuf> {
-    IN_HOME.iter().map(|rel| home.join(rel)).filter(|p| is_hole(p, grants)).collect()
+    let paths: Vec<PathBuf> = IN_HOME.iter().map(|rel| home.join(rel)).collect();
+    protected_holes(&paths, grants)
+}
+
+/// The holes protected paths make in `grants`: each path that lies strictly beneath a grant and
+/// that no grant names. A grant beneath a protected path opens that folder alone: the path's
+/// other entries are the holes then (on the way down to the grant), so granting
+/// `~/.config/gcloud/configurations` leaves `~/.config/gcloud/access_tokens.db` closed.
+pub fn protected_holes(paths: &[PathBuf], grants: &[&PathBuf]) -> Vec<PathBuf> {
+    let mut holes = Vec::new();
+    for path in paths.iter().filter(|p| is_hole(p, grants)) {
+        let inner: Vec<&PathBuf> = grants.iter().copied().filter(|g| g.starts_with(path)).collect();
+        match inner.is_empty() {
+            true => holes.push(path.clone()),
+            false => holes.extend(around(path, &inner)),
+        }
+    }
+    holes
+}
+
+/// The entries of folder `path`, and of the folders on the way to `inner` (grants beneath it),
+/// that are not on the way to a grant: what stays closed around grants inside a protected path.
+fn around(path: &Path, inner: &[&PathBuf]) -> Vec<PathBuf> {
+    let mut holes = Vec::new();
+    for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+        let entry = entry.path();
+        if inner.iter().any(|g| **g == entry) {
+            continue;
+        }
+        match inner.iter().any(|g| g.starts_with(&entry)) {
+            true => holes.extend(around(&entry, inner)),
+            false => holes.push(entry),
+        }
+    }
+    holes
 }
 
 /// Every hole a call's grants get, before links are followed: the file's `deny`, the protected
@@ -124,15 +190,19 @@ pub fn call_holes(
     holes.extend(builtin_holes(home, grants));
     holes.extend(protected.iter().filter(|p| is_hole(p, grants)).cloned());
     if as_root {
-        holes.extend(system_secrets().into_iter().filter(|p| !grants.iter().any(|g| g.starts_with(p))));
+        // Holes in the system folders every program reads, as well as in the grants.
+        let system: Vec<PathBuf> = ["/etc", "/usr"].iter().map(PathBuf::from).collect();
+        let mut with_system: Vec<&PathBuf> = grants.to_vec();
+        with_system.extend(&system);
+        holes.extend(protected_holes(&system_secrets(), &with_system));
     }
     holes
 }
 
-/// Whether `path` lies strictly beneath a grant and no grant names it or a path beneath it.
+/// Whether `path` lies strictly beneath a grant and no grant names it.
 pub fn is_hole(path: &Path, grants: &[&PathBuf]) -> bool {
     let inside = grants.iter().any(|g| path.starts_with(g) && path != g.as_path());
-    let named = grants.iter().any(|g| g.starts_with(path));
+    let named = grants.iter().any(|g| g.as_path() == path);
     inside && !named
 }
 
@@ -155,9 +225,9 @@ mod tests {
         let read_home = home.clone();
         let holes = builtin_holes(&home, &[&read_home]);
         assert!(holes.contains(&home.join(".ssh")) && holes.contains(&home.join(".config/gcloud")));
-        // Named itself, or beneath it: the person means it.
-        let aws_config = home.join(".aws/config");
-        let holes = builtin_holes(&home, &[&read_home, &aws_config]);
+        // Named itself: the person means it.
+        let aws = home.join(".aws");
+        let holes = builtin_holes(&home, &[&read_home, &aws]);
         assert!(!holes.contains(&home.join(".aws")) && holes.contains(&home.join(".ssh")));
         // Not in any grant: nothing to cut.
         let files = home.join("Link/Files");
@@ -165,6 +235,22 @@ mod tests {
         // A grant of the secret's folder itself is not a hole in it.
         let ssh = home.join(".ssh");
         assert!(!is_hole(&ssh, &[&ssh]));
+    }
+
+    #[test]
+    fn a_grant_beneath_a_protected_folder_opens_that_folder_alone() {
+        let dir = std::env::temp_dir().join(format!("lnk-protected-inner-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let gcloud = dir.join(".config/gcloud");
+        std::fs::create_dir_all(gcloud.join("configurations/x")).unwrap();
+        std::fs::write(gcloud.join("access_tokens.db"), "t").unwrap();
+        std::fs::write(gcloud.join("configurations/config_default"), "c").unwrap();
+        let (home, inner) = (dir.clone(), gcloud.join("configurations"));
+        let mut holes = builtin_holes(&dir, &[&home, &inner]);
+        holes.sort();
+        assert!(holes.contains(&gcloud.join("access_tokens.db")), "{holes:?}");
+        assert!(!holes.iter().any(|h| h.starts_with(&inner) || inner.starts_with(h)), "{holes:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -136,6 +136,8 @@ say("setflags", attempt(lambda: fcntl.ioctl(fd, 0x40086602, struct.pack("l", 0x4
 say("setflags32", attempt(lambda: fcntl.ioctl(fd, 0x40046602, struct.pack("i", 0x40))))
 say("fssetxattr", attempt(lambda: fcntl.ioctl(fd, 0x401c5820, bytes(28))))
 say("setversion", attempt(lambda: fcntl.ioctl(fd, 0x40087602, struct.pack("l", 7))))
+say("ext4_setversion", attempt(lambda: fcntl.ioctl(fd, 0x40086604, struct.pack("l", 7))))
+say("getflags", attempt(lambda: fcntl.ioctl(fd, 0x80086601, struct.pack("l", 0))))
 attr = ctypes.create_string_buffer(24)
 path = ctypes.create_string_buffer(os.path.expanduser("~/docs/r.txt").encode())
 say("file_setattr", sc(469, -100, ctypes.addressof(path), ctypes.addressof(attr), 24, 0))
@@ -148,6 +150,9 @@ say("lease", attempt(lambda: fcntl.fcntl(fd, 1024, fcntl.F_RDLCK)))
         for name in ["setflags", "fssetxattr", "setversion", "file_setattr"] {
             assert_eq!(r.said(name), refused, "{mode}: {name}; stderr:\n{}", r.err());
         }
+        // A file system's own alias of a refused command (ext4's), and reading the flags.
+        assert!(["EROFS", "EPERM"].contains(&r.said("ext4_setversion").as_str()), "{mode}: {}", r.raw);
+        assert_ne!(r.said("getflags"), "EPERM", "{mode}: reading the flags is not refused");
         // The 32-bit form is no command of this architecture in the own world; refused anyway.
         assert_ne!(r.said("setflags32"), "ok", "{mode}");
         r.assert_said("lease", "EPERM");
@@ -182,6 +187,39 @@ fn a_calls_tmp_is_removed_whatever_modes_its_program_left() {
                 .map(|e| e.path())
                 .collect();
             assert!(left.is_empty(), "a call's tmp folder outlived it: {left:?}");
+        }
+    }
+}
+
+#[test]
+fn a_tree_too_deep_for_descriptors_or_the_stack_breaks_no_later_call() {
+    // A program leaves 5,000 nested folders in its tmp (each made from the one before, so no
+    // path is too long): removing them must neither run out of descriptors nor overflow the
+    // helper's stack, and the next call must run.
+    let agent = Agent::new("deep-tree", POLICY);
+    let script = r#"
+import os
+os.chdir(os.environ["TMPDIR"])
+for i in range(5000):
+    os.mkdir("d"); os.chdir("d")
+    if i % 1000 == 0:
+        open("f", "w").write("x")
+print("made")
+"#;
+    let home = agent.home.clone();
+    for (mode, r) in agent.in_each_mode_at(&home, &[], &[], &["python3", "-c", script]) {
+        assert_eq!(r.out(), "made\n", "{mode}: {}", r.raw);
+    }
+    for (mode, r) in agent.in_each_mode_at(&home, &[], &[], &["sh", "-c", "echo next"]) {
+        assert_eq!(r.out(), "next\n", "{mode}: the next call did not run: {}", r.raw);
+    }
+    // No call folder is left in either mode's base.
+    let parents = [std::env::temp_dir(), agent.dir.join("tmp-landlock-only")];
+    let bases = parents.iter().flat_map(|p| std::fs::read_dir(p).into_iter().flatten().flatten());
+    for base in bases.filter(|b| b.file_name().to_string_lossy().starts_with("lnk-")) {
+        for call in std::fs::read_dir(base.path()).into_iter().flatten().flatten() {
+            let deep = call.path().join("d");
+            assert!(!deep.exists(), "a deep tree outlived its call: {}", call.path().display());
         }
     }
 }

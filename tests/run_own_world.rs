@@ -26,7 +26,9 @@ fn said(r: &Report, name: &str) -> String {
 fn the_call_has_a_tmp_proc_and_shm_of_its_own_in_the_own_world_only() {
     let token = format!("out-{}.txt", std::process::id());
     for mode in modes() {
-        let agent = Agent::new("own-tmp", POLICY);
+        // A home outside the host's /tmp: beneath it, its protected paths would keep the host's
+        // /tmp (see `the_hosts_tmp_is_kept_where_a_grant_beneath_it_holds_protected_paths`).
+        let agent = Agent::outside_tmp("own-tmp", POLICY);
         let script = format!(
             r#"
 echo x > /tmp/{token} && echo "tmp_write=$(cat /tmp/{token})" || echo tmp_write=refused
@@ -129,15 +131,10 @@ python3 -m venv --without-pip venv >/dev/null 2>&1; echo "venv=$(venv/bin/python
         assert_eq!(said(&r, "symlink"), "1", "{mode:?}: {}", r.err());
         assert_eq!(said(&r, "fifo"), "p", "{mode:?}: {}", r.err());
         assert_eq!(said(&r, "node_link"), "../lib/x.js", "{mode:?}: {}", r.err());
-        match mode {
-            Mode::OwnWorld => {
-                assert_eq!(said(&r, "clone_link"), "linked", "{mode:?}: {}", r.err());
-                assert_eq!(said(&r, "venv"), "True", "{mode:?}: {}", r.err());
-            }
-            // git sets its config lock's mode, which the Landlock-only mode refuses everywhere
-            // (SECURITY.md: what that mode breaks); venv reports the same for its scripts.
-            Mode::LandlockOnly => assert!(r.out().contains("chmod"), "{mode:?}: {}", r.raw),
-        }
+        // git sets its config lock's mode and venv its scripts': in the Landlock-only mode the
+        // helper performs those beneath the write grants.
+        assert_eq!(said(&r, "clone_link"), "linked", "{mode:?}: {}", r.err());
+        assert_eq!(said(&r, "venv"), "True", "{mode:?}: {}", r.err());
         let pipe = agent.home.join("Link/Files/pipe");
         assert!(std::fs::symlink_metadata(&pipe).is_ok(), "{mode:?}: the FIFO is in the write grant");
     }
@@ -191,13 +188,9 @@ printf 'int main(void){return 42;}\n' > a.c && gcc a.c -o a.out 2>&1; ./a.out; e
 "#,
         );
         assert!(r.out().contains("script-ran"), "{mode:?}: {}", r.raw);
-        match mode {
-            Mode::OwnWorld => assert_eq!(said(&r, "built"), "42", "{mode:?}: {}", r.err()),
-            // The linker sets the executable bits with chmod, which the Landlock-only mode
-            // refuses everywhere (SECURITY.md: what that mode breaks); the program is refused,
-            // never run some other way.
-            Mode::LandlockOnly => assert_eq!(said(&r, "built"), "126", "{mode:?}: {}", r.err()),
-        }
+        // The linker sets the executable bits with chmod: a read-write mount allows it in the own
+        // world, and the helper performs it beneath the write grants in the Landlock-only mode.
+        assert_eq!(said(&r, "built"), "42", "{mode:?}: {}", r.err());
     }
     // With a list, a program the agent builds is still refused by the kernel.
     let listed = Agent::new(
@@ -315,4 +308,27 @@ fn the_worlds_dev_shm_maps_no_code_under_a_command_list_and_is_bounded() {
     // Under `commands = ["*"]` any program may run, so code may be mapped from it too.
     let any = shm_line("commands = [\"*\"]\n[files]\nread = [\"~\"]\n", "own-shm-any");
     assert!(!mount_options(&any).split(',').any(|o| o == "noexec"), "{any}");
+}
+
+#[test]
+fn the_hosts_tmp_is_kept_where_a_grant_beneath_it_holds_protected_paths() {
+    // A harness's `mkdtemp` home beneath the host's /tmp, readable by the sandbox: Landlock would
+    // give everything shown again inside a writable /tmp the call's tmp rights, protected paths
+    // included (even one made during the call), so the own world keeps the host's /tmp there,
+    // read-only, and the program's TMPDIR is the call's tmp folder at its own path.
+    if !require(own_world_here(), "the call's own world (user namespaces that can mount)") {
+        return;
+    }
+    let agent = Agent::new("own-kept-tmp", POLICY);
+    assert!(agent.home.starts_with("/tmp"), "this test needs the home beneath /tmp");
+    let script =
+        "echo x > $TMPDIR/t && cat $TMPDIR/t; echo y > /tmp/direct 2>/dev/null || echo refused; echo $TMPDIR";
+    let r = run_in(&agent, Mode::OwnWorld, script);
+    let tmp = r.json["enforced"]["tmp"].as_str().unwrap().to_owned();
+    assert_ne!(tmp, "/tmp", "{}", r.raw);
+    assert_eq!(r.out(), format!("x\nrefused\n{tmp}\n"), "{}", r.raw);
+    // A home elsewhere keeps the call's own /tmp.
+    let elsewhere = Agent::outside_tmp("own-own-tmp", POLICY);
+    let r = run_in(&elsewhere, Mode::OwnWorld, "echo y > /tmp/direct && cat /tmp/direct");
+    assert_eq!((r.out(), r.json["enforced"]["tmp"].as_str()), ("y\n", Some("/tmp")), "{}", r.raw);
 }

@@ -265,13 +265,15 @@ deny = ["~/proj/conf/s", "~/proj/conf", "~/notes/x", "~/notes"]
         assert_eq!(r.out(), "visible", "{mode}: {}", r.raw);
         assert!(!r.raw.contains("SECRET-nested"), "{mode}: {}", r.raw);
     }
-    // A link where a denied path's folder would be (a program of this sandbox cannot make one
-    // there: the folder on the way to a hole may only be listed; another sandbox or a person
-    // might have): later calls neither fail nor mask where it leads.
-    let policy = "commands = [\"sh\", \"cat\", \"ln\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/proj\"]\ndeny = [\"~/proj/cfg/s\"]\n";
+    // A link on the way to a denied path: no program of the sandbox can make one there (the
+    // folder on the way to a hole may only be listed), so one there is the person's, and where it
+    // leads is what they keep out; a later call neither fails nor reads it. A link that leads to
+    // a grant never makes the grant a hole.
+    let policy = "commands = [\"sh\", \"cat\", \"ln\", \"ls\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/proj\"]\ndeny = [\"~/proj/cfg/s\", \"~/proj/up\"]\n";
     let (agent, _) = agent_for(Start::WriteGrant, "secrets-planted", policy);
     std::fs::create_dir_all(agent.home.join("proj/work/s")).unwrap();
-    std::fs::write(agent.home.join("proj/work/s/w.txt"), "visible").unwrap();
+    std::fs::write(agent.home.join("proj/work/s/w.txt"), "SECRET-behind-a-link").unwrap();
+    std::fs::write(agent.home.join("proj/work/v.txt"), "visible").unwrap();
     let home = agent.home.clone();
     for (mode, r) in
         agent.in_each_mode_at(&home, &[], &[], &["sh", "-c", "ln -s work proj/cfg || echo refused"])
@@ -279,9 +281,12 @@ deny = ["~/proj/conf/s", "~/proj/conf", "~/notes/x", "~/notes"]
         assert_eq!(r.out(), "refused\n", "{mode}: a program planted a link beside a hole: {}", r.raw);
     }
     std::os::unix::fs::symlink("work", home.join("proj/cfg")).unwrap();
-    for (mode, r) in agent.in_each_mode_at(&home, &[], &[], &["cat", "proj/work/s/w.txt"]) {
-        assert_eq!(r.code, Some(0), "{mode}: {}", r.raw);
-        assert_eq!(r.out(), "visible", "{mode}: {}", r.raw);
+    std::os::unix::fs::symlink(".", home.join("proj/up")).unwrap();
+    let script = "cat proj/work/s/w.txt proj/cfg/s/w.txt; cat proj/work/v.txt; ls proj/up/work/v.txt";
+    for (mode, r) in agent.in_each_mode_at(&home, &[], &[], &["sh", "-c", script]) {
+        assert!(r.json["enforced"].is_object(), "{mode}: the call ran: {}", r.raw);
+        assert!(!r.raw.contains("SECRET-behind-a-link"), "{mode}: {}", r.raw);
+        assert!(r.out().starts_with("visible"), "{mode}: the grant itself stays granted: {}", r.raw);
     }
 }
 
@@ -314,7 +319,19 @@ fn as_root_what_only_root_may_read_stays_closed() {
         .filter(|p| p.contains("ssh_host_") && p.ends_with("_key"))
         .collect();
     let mut secrets = keys.clone();
-    secrets.extend(["/etc/shadow", "/etc/gshadow"].map(str::to_owned));
+    secrets.extend(["/etc/shadow", "/etc/gshadow", "/etc/apt/auth.conf.d/lnk-test.conf"].map(str::to_owned));
+    if rustix::process::geteuid().is_root() {
+        // A repository password of apt's, and /proc's files only root may read.
+        std::fs::create_dir_all("/etc/apt/auth.conf.d").unwrap();
+        std::fs::write("/etc/apt/auth.conf.d/lnk-test.conf", "machine x login y password z\n").unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(
+            "/etc/apt/auth.conf.d/lnk-test.conf",
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .unwrap();
+        secrets.extend(["/proc/slabinfo", "/proc/timer_list"].map(str::to_owned));
+    }
     secrets.retain(|k| Path::new(k).exists());
     assert!(secrets.iter().any(|s| s == "/etc/shadow"), "this machine has no /etc/shadow");
     let script = format!(
@@ -326,9 +343,18 @@ fn as_root_what_only_root_may_read_stays_closed() {
         let r = Report::from(run(in_mode(c.current_dir(&folder), mode)));
         assert_eq!(r.out(), "done\n", "{mode:?}: a file only root may read was open: {}", r.raw);
     }
-    // The own world's two layers, each alone.
+    // Without a network namespace of its own, the host's network secrets (the own world's
+    // `/proc/sys/net` is its own namespace's).
+    let fastopen = "cat /proc/sys/net/ipv4/tcp_fastopen_key >/dev/null 2>&1 && echo open; echo done";
+    let mut c = agent.command(&[], &["sh", "-c", fastopen]);
+    let r = Report::from(run(in_mode(c.current_dir(&folder), Mode::LandlockOnly)));
+    assert_eq!(r.out(), "done\n", "the host's TCP fast-open key was open: {}", r.raw);
+    // The own world's two layers, each alone (for the files of the system's folders: the
+    // world's own /proc has its masks only, since a cut of it would leave out the processes that
+    // start later).
+    let system_only = script.replace("'/proc/slabinfo' '/proc/timer_list'", "");
     for off in LAYERS_OFF_IN_THE_OWN_WORLD {
-        let r = agent.own_world_at(&folder, &[], &[("LNK_TEST_WITHOUT", off)], &["sh", "-c", &script]);
+        let r = agent.own_world_at(&folder, &[], &[("LNK_TEST_WITHOUT", off)], &["sh", "-c", &system_only]);
         if let Some(r) = r {
             assert_eq!(r.out(), "done\n", "own world without {off}: a root-only file was open: {}", r.raw);
         }
@@ -344,5 +370,152 @@ fn as_root_what_only_root_may_read_stays_closed() {
         let mut c = named.command(&[], &["cat", key]);
         let r = Report::from(run(in_mode(c.current_dir(&folder), mode)));
         assert_eq!(r.code, Some(0), "{mode:?}: a grant that names /etc/ssh gives its keys: {}", r.raw);
+    }
+}
+
+#[test]
+fn a_secret_made_during_a_call_stays_closed_to_it() {
+    // A home beneath the host's /tmp with no secret yet: one made while the call runs (a key
+    // generated, a record written) is as closed as one that was there (the own world keeps the
+    // host's /tmp there, where Landlock's cut holds).
+    let policy = "commands = [\"sh\", \"cat\", \"sleep\", \"test\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\n";
+    // No secret at all when the call starts.
+    let agent = Agent::new("secrets-late", policy);
+    let folder = agent.home.join("Link/Files/work");
+    std::fs::create_dir_all(&folder).unwrap();
+    let records = agent.home.join("agent");
+    let script = "while ! test -e ~/.ssh/late; do sleep 0.05; done; cat ~/.ssh/late ~/agent/runs/r; cat ../../.ssh/late; echo done";
+    for mode in modes() {
+        let mut c = agent.command(&["--agent-dir", records.to_str().unwrap()], &["sh", "-c", script]);
+        c.current_dir(&folder).stdout(std::process::Stdio::piped());
+        let child = in_mode(&mut c, mode).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        std::fs::create_dir_all(records.join("runs")).unwrap();
+        std::fs::write(records.join("runs/r"), "SECRET-late-record").unwrap();
+        std::fs::create_dir_all(agent.home.join(".ssh")).unwrap();
+        std::fs::write(agent.home.join(".ssh/late"), "SECRET-late-key").unwrap();
+        let r = Report::from(child.wait_with_output().unwrap());
+        assert!(r.out().contains("done"), "{mode:?}: {}", r.raw);
+        assert!(
+            !r.raw.contains("SECRET-late"),
+            "{mode:?}: a secret made during the call was read: {}",
+            r.raw
+        );
+        for relative in [".ssh", "agent"] {
+            std::fs::remove_dir_all(agent.home.join(relative)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_persons_links_to_secrets_are_followed_even_inside_a_write_grant() {
+    // A stow-style home: `~/.ssh` is a link to `~/dotfiles/ssh`, and the whole home writable.
+    let policy =
+        "commands = [\"sh\", \"cat\"]\n[files]\nread = [\"~\"]\nwrite = [\"~\"]\ndeny = [\"~/proj/conf\"]\n";
+    let (agent, _) = agent_for(Start::WriteGrant, "secrets-stow", policy);
+    std::fs::remove_dir_all(agent.home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(agent.home.join("dotfiles/ssh")).unwrap();
+    std::fs::write(agent.home.join("dotfiles/ssh/id"), "SECRET-stow").unwrap();
+    std::os::unix::fs::symlink("dotfiles/ssh", agent.home.join(".ssh")).unwrap();
+    // A denied folder that is a link to another.
+    std::fs::create_dir_all(agent.home.join("shared-conf")).unwrap();
+    std::fs::write(agent.home.join("shared-conf/s"), "SECRET-shared").unwrap();
+    std::fs::create_dir_all(agent.home.join("proj")).unwrap();
+    std::os::unix::fs::symlink("../shared-conf", agent.home.join("proj/conf")).unwrap();
+    let home = agent.home.clone();
+    let script = "cat ~/.ssh/id ~/dotfiles/ssh/id proj/conf/s shared-conf/s; echo x >> ~/.ssh/id; echo done";
+    for (mode, r) in agent.in_each_mode_at(&home, &[], &[], &["sh", "-c", script]) {
+        assert!(r.out().contains("done"), "{mode}: {}", r.raw);
+        assert!(!r.raw.contains("SECRET-"), "{mode}: {}", r.raw);
+    }
+    assert_eq!(std::fs::read_to_string(home.join("dotfiles/ssh/id")).unwrap(), "SECRET-stow");
+}
+
+#[test]
+fn a_grant_beneath_a_protected_folder_opens_that_folder_alone() {
+    let policy =
+        "commands = [\"sh\", \"cat\"]\n[files]\nread = [\"~\", \"~/.config/gcloud/configurations\"]\n";
+    let (agent, _) = agent_for(Start::WriteGrant, "secrets-inner", policy);
+    let gcloud = agent.home.join(".config/gcloud");
+    std::fs::create_dir_all(gcloud.join("configurations")).unwrap();
+    std::fs::write(gcloud.join("access_tokens.db"), "SECRET-gcloud").unwrap();
+    std::fs::write(gcloud.join("configurations/config_default"), "granted").unwrap();
+    let home = agent.home.clone();
+    let script = "cat ~/.config/gcloud/configurations/config_default; cat ~/.config/gcloud/access_tokens.db; echo done";
+    for (mode, r) in agent.in_each_mode_at(&home, &[], &[], &["sh", "-c", script]) {
+        assert!(r.out().starts_with("granted"), "{mode}: the grant is open: {}", r.raw);
+        assert!(!r.raw.contains("SECRET-gcloud"), "{mode}: {}", r.raw);
+    }
+}
+
+/// Whether this test may do what only root can (mount, write system folders); says so loudly
+/// when it may not (the root pass runs it).
+fn root_for(what: &str) -> bool {
+    let root = rustix::process::geteuid().is_root();
+    if !root {
+        eprintln!("\n!!! SKIPPED as an ordinary user: {what} needs root; the root pass runs it !!!\n");
+    }
+    root
+}
+
+#[test]
+fn a_folder_bound_again_inside_a_grant_never_reaches_the_secrets_beneath_it() {
+    if !root_for("a bind mount") {
+        return;
+    }
+    // The home, bound again at `alias` inside the grant (a person's or an admin's mount): the
+    // alias is the home's folder by another name, and is never granted whole.
+    let scratch = Scratch::new_in(std::path::Path::new("/var/tmp"), "secrets-alias");
+    let home = scratch.join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(home.join("Link/Files")).unwrap();
+    std::fs::write(home.join(".ssh/id"), "SECRET-alias").unwrap();
+    std::fs::create_dir_all(scratch.join("alias")).unwrap();
+    let status = std::process::Command::new("mount")
+        .args(["--bind", home.to_str().unwrap(), scratch.join("alias").to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "mount --bind");
+    let policy = scratch.file(
+        "sb.toml",
+        format!("commands = [\"sh\", \"cat\"]\n[files]\nread = [\"{}\"]\n", scratch.path.display()),
+    );
+    let script = format!("cat {0}/home/.ssh/id {0}/alias/.ssh/id; echo done", scratch.path.display());
+    let mut reports = Vec::new();
+    for mode in modes() {
+        let mut c = lnk();
+        c.env("HOME", &home).current_dir(&home);
+        c.args(["sandbox", "run", "--report", "json", "--file"])
+            .arg(&policy)
+            .args(["--", "sh", "-c", &script]);
+        reports.push((mode, Report::from(run(in_mode(&mut c, mode)))));
+    }
+    let _ = std::process::Command::new("umount").arg(scratch.join("alias")).status();
+    for (mode, r) in reports {
+        assert!(r.out().contains("done"), "{mode:?}: {}", r.raw);
+        assert!(!r.raw.contains("SECRET-alias"), "{mode:?}: {}", r.raw);
+    }
+}
+
+#[test]
+fn under_any_program_a_denied_file_in_a_system_folder_stays_closed() {
+    if !root_for("writing a system folder") {
+        return;
+    }
+    let secret = std::path::PathBuf::from(format!("/usr/local/share/lnk-test-denied-{}", std::process::id()));
+    std::fs::write(&secret, "SECRET-system").unwrap();
+    let policy = format!("commands = [\"*\"]\n[files]\ndeny = [\"{}\"]\n", secret.display());
+    let (agent, folder) = agent_for(Start::WriteGrant, "secrets-any", &policy);
+    let mut reports = Vec::new();
+    for mode in modes() {
+        let mut c = agent.command(&[], &["cat", secret.to_str().unwrap()]);
+        reports.push((mode, Report::from(run(in_mode(c.current_dir(&folder), mode)))));
+        let mut c = agent.command(&[], &["cat", secret.to_str().unwrap()]);
+        c.current_dir(&folder).env("LNK_TEST_WITHOUT", "masks");
+        reports.push((mode, Report::from(run(in_mode(&mut c, mode)))));
+    }
+    std::fs::remove_file(&secret).unwrap();
+    for (mode, r) in reports {
+        assert!(!r.raw.contains("SECRET-system"), "{mode:?}: {}", r.raw);
     }
 }

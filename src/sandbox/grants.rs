@@ -12,6 +12,7 @@
 //! must be granted on the file the kernel finally runs. The folders themselves are system
 //! folders, writable only by root.
 
+use std::collections::HashSet;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
@@ -282,20 +283,27 @@ pub enum Kind {
     Either,
 }
 
-/// The system folders every program may read, opened, with how much of each: `roots` whole,
-/// except that a program folder (`program_folders`) may only be listed and a secret (`secrets`,
-/// see [`crate::protected::IN_SYSTEM`]) is left out. Missing folders and links (`/bin` →
-/// `usr/bin`, whose target is granted on its own) are skipped.
-pub fn open_system_read(
-    roots: &[&str],
-    program_folders: &[&str],
-    secrets: &[PathBuf],
-) -> Result<Vec<(OwnedFd, Part)>, GrantError> {
-    let listed: Vec<PathBuf> = program_folders.iter().map(PathBuf::from).collect();
+/// What a folder is granted around (see [`open_around`]).
+#[derive(Clone, Copy)]
+pub struct Cut<'a> {
+    /// Holes left out entirely (secrets).
+    pub secrets: &'a [PathBuf],
+    /// Holes that may themselves be listed (program folders).
+    pub listed: &'a [PathBuf],
+    /// The folders a secret is found through and the secrets themselves, by device and inode
+    /// (see [`super::holes::Hole::ways`]): an entry that is one of them by another name (a bind
+    /// mount) is left out, or the secret would be reachable beneath it.
+    pub aliases: &'a HashSet<(u64, u64)>,
+}
+
+/// The system folders `roots`, opened, with how much of each: whole, cut around `cut` (see
+/// [`open_around`]). Missing folders and links (`/bin` → `usr/bin`, whose target is granted on
+/// its own) are skipped.
+pub fn open_system(roots: &[&str], cut: Cut<'_>) -> Result<Vec<(OwnedFd, Part)>, GrantError> {
     let mut opened = Vec::new();
     for root in roots {
         match open_no_symlinks(Path::new(root), false) {
-            Ok(Some(fd)) => opened.extend(open_around(Path::new(root), fd, secrets, &listed)?),
+            Ok(Some(fd)) => opened.extend(open_around(Path::new(root), fd, cut)?),
             Ok(None) | Err(GrantError::Symlink(_)) | Err(GrantError::WrongKind(..)) => {}
             Err(e) => return Err(e),
         }
@@ -306,18 +314,15 @@ pub fn open_system_read(
 /// A folder (`path`, opened as `fd`) granted around holes. Landlock cannot subtract from a
 /// grant, so "all of `/usr` but the files of `/usr/bin`", or "all of `~` but `~/.ssh`", is said
 /// entry by entry: a folder on the way to a hole may only be listed, every other entry is
-/// granted whole. A hole in `listed` (a program folder) may itself be listed; one in `secrets`
-/// is left out entirely. Entries that are links are left out: what they point at is reached (or
-/// not) through its own path. Each entry is opened through its folder's descriptor without
-/// following links, so the split is of the folder the caller opened.
-pub fn open_around(
-    path: &Path,
-    fd: OwnedFd,
-    secrets: &[PathBuf],
-    listed: &[PathBuf],
-) -> Result<Vec<(OwnedFd, Part)>, GrantError> {
+/// granted whole. A hole in `cut.listed` (a program folder) may itself be listed; one in
+/// `cut.secrets` is left out entirely, and so is any entry that is, by another name, a folder
+/// on the way to a secret or a secret (`cut.aliases`). Entries that are links are left out: what
+/// they point at is reached (or not) through its own path. Each entry is opened through its
+/// folder's descriptor without following links and looked at on that descriptor, so the split
+/// is of the folder the caller opened.
+pub fn open_around(path: &Path, fd: OwnedFd, cut: Cut<'_>) -> Result<Vec<(OwnedFd, Part)>, GrantError> {
     use std::os::unix::ffi::OsStrExt as _;
-    let holes = || secrets.iter().chain(listed);
+    let holes = || cut.secrets.iter().chain(cut.listed);
     let holds_hole = |dir: &Path| holes().any(|h| h.starts_with(dir));
     // Whether a hole lies at or beneath `dir`/`name`, compared as bytes (no path is made for the
     // many entries that hold none).
@@ -339,10 +344,10 @@ pub fn open_around(
             opened.push((fd, Part::Whole(kind)));
             continue;
         }
-        if secrets.contains(&path) {
+        if cut.secrets.contains(&path) {
             continue;
         }
-        if listed.contains(&path) {
+        if cut.listed.contains(&path) {
             opened.push((fd, Part::Listing));
             continue;
         }
@@ -353,19 +358,9 @@ pub fn open_around(
         for entry in rustix::fs::Dir::read_from(&listing).map_err(other)? {
             let entry = entry.map_err(other)?;
             let name = entry.file_name();
-            if name == c"." || name == c".." {
+            if name == c"." || name == c".." || entry.file_type() == rustix::fs::FileType::Symlink {
                 continue;
             }
-            // The kind from the listing: a rule is only ever narrowed by a stale one (a folder's
-            // rights on what became a file are refused by the kernel, and the call with them; a
-            // file's rights on a folder are fewer). Links are left out either way: a link
-            // opened here (`O_NOFOLLOW`) is the link itself, never where it leads.
-            let listed_kind = match entry.file_type() {
-                rustix::fs::FileType::Symlink => continue,
-                rustix::fs::FileType::Directory => Some(Kind::Folder),
-                rustix::fs::FileType::Unknown => None,
-                _ => Some(Kind::File),
-            };
             let child = match rustix::fs::openat(
                 &fd,
                 name,
@@ -377,22 +372,17 @@ pub fn open_around(
                 Err(Errno::NOENT) => continue,
                 Err(e) => return Err(other(e)),
             };
-            let on_the_way = holds_hole_beneath(path.as_os_str().as_bytes(), name.to_bytes());
-            // On the way to a hole the kind decides how the entry is split: it is looked at on
-            // the descriptor itself.
-            let kind = match (listed_kind, on_the_way) {
-                (Some(kind), false) => kind,
-                _ => match rustix::fs::FileType::from_raw_mode(
-                    rustix::fs::fstat(&child).map_err(other)?.st_mode,
-                ) {
-                    rustix::fs::FileType::Symlink => continue,
-                    rustix::fs::FileType::Directory => Kind::Folder,
-                    _ => Kind::File,
-                },
+            // Its kind, and what it is, from the descriptor (the listing could be stale, and a
+            // mount point shows the listing's inode, not the mount's).
+            let stat = rustix::fs::fstat(&child).map_err(other)?;
+            let kind = match rustix::fs::FileType::from_raw_mode(stat.st_mode) {
+                rustix::fs::FileType::Symlink => continue,
+                rustix::fs::FileType::Directory => Kind::Folder,
+                _ => Kind::File,
             };
-            if on_the_way {
+            if holds_hole_beneath(path.as_os_str().as_bytes(), name.to_bytes()) {
                 pending.push((path.join(std::ffi::OsStr::from_bytes(name.to_bytes())), child, kind));
-            } else {
+            } else if !cut.aliases.contains(&(stat.st_dev, stat.st_ino)) {
                 opened.push((child, Part::Whole(kind)));
             }
         }

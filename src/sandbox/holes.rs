@@ -10,11 +10,17 @@
 //! - **Names.** A program cannot rename a folder on the way to a hole: Landlock lets it only list
 //!   such a folder, and in the own world each one inside a write grant is also a mount point
 //!   (a "pin"), which `rename` refuses to move. So a secret is found again by its name.
-//! - **Links.** A hole's path is followed through a symbolic link only when the link lies outside
-//!   this call's write grants, where no program of this sandbox could have made it (a person's
-//!   `~/.ssh` → `/data/keys`). A link inside a write grant may be a program's: the hole is then
-//!   "not there" at its name, and nothing is masked through it. A link's target that is a grant
-//!   or holds one is never a hole: a link never moves a mask onto granted folders.
+//! - **Links.** A hole's path is followed through symbolic links, as the kernel would follow it
+//!   (a person's `~/.ssh` → `dotfiles/ssh`, `/data/keys`): where it leads is the secret, and is
+//!   cut and masked as well as its name. No program of the sandbox can make a link on the way
+//!   to a hole, since the folders there may only be listed (Landlock's cut, in both modes); a
+//!   link there is the person's (or a program's under an earlier sandbox file that did not have
+//!   the hole). Where it leads is never a hole when that is a grant or holds one: a link never
+//!   moves a mask onto granted folders.
+//! - **Aliases.** The folders a hole is found through (from `/` down) and the hole itself are
+//!   noted by device and inode ([`Hole::ways`]): a grant's entry that is one of them by another
+//!   name (a bind mount of the home inside a grant) is never granted whole, or the secret would
+//!   be reachable beneath it (see [`super::grants::open_around`]).
 //! - **Modes.** A folder on the way to a hole that the caller owns but cannot search (an earlier
 //!   call's `chmod 000 ~`) refuses the call: its owner, the program, could open it again, and
 //!   lnk could not see what to mask. A folder the caller neither owns nor can search keeps the
@@ -50,12 +56,23 @@ pub struct Found {
     /// (device, inode), for the world to check it finds the same one.
     pub id: (u64, u64),
     pub folder: bool,
+    /// The (device, inode) of each folder it was found through, `/` first: what no grant's
+    /// entry may be granted whole as (see the module's documentation).
+    pub ways: Vec<(u64, u64)>,
+}
+
+impl Hole {
+    /// The folders this hole was found through and the hole itself, by device and inode (none
+    /// when it does not exist).
+    pub fn ways(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.found.iter().flat_map(|f| f.ways.iter().copied().chain([f.id]))
+    }
 }
 
 /// How far a walk got.
 enum Walked {
-    /// Nothing is at the path (or it leads through a link a program may have made, or through a
-    /// folder neither lnk nor the program may search).
+    /// Nothing is at the path (or it leads through a folder neither lnk nor the program may
+    /// search, or through too many links).
     Missing,
     /// It is there; `real` is its path without links.
     Found { real: PathBuf, found: Found },
@@ -64,14 +81,9 @@ enum Walked {
 /// How many links one path may pass through, as the kernel's own limit.
 const MAX_LINKS: usize = 40;
 
-/// Finds the holes `candidates` (absolute, without `..`) make in the grants `grants`, of which
-/// `write_grants` are writable. Returns an error, naming the folder and the fix, when a folder the
-/// caller owns cannot be searched.
-pub fn find(
-    candidates: &[PathBuf],
-    grants: &[&PathBuf],
-    write_grants: &[PathBuf],
-) -> Result<Vec<Hole>, String> {
+/// Finds the holes `candidates` (absolute, without `..`) make in the grants `grants`. Returns an
+/// error, naming the folder and the fix, when a folder the caller owns cannot be searched.
+pub fn find(candidates: &[PathBuf], grants: &[&PathBuf]) -> Result<Vec<Hole>, String> {
     let mut holes: Vec<Hole> = Vec::with_capacity(candidates.len());
     let mut seen = std::collections::HashSet::new();
     let mut walked = Folders::new();
@@ -79,7 +91,7 @@ pub fn find(
         if !seen.insert(candidate.as_os_str().as_bytes()) {
             continue;
         }
-        match walk(candidate, write_grants, &mut walked)? {
+        match walk(candidate, &mut walked)? {
             Walked::Missing => holes.push(Hole { path: candidate.clone(), found: None }),
             Walked::Found { real, found } if real == *candidate => {
                 holes.push(Hole { path: real, found: Some(found) })
@@ -119,22 +131,22 @@ fn without_nested(mut holes: Vec<Hole>) -> Vec<Hole> {
     kept
 }
 
-/// The folders walked so far (each reached from `/` without a link), by path: most holes share
-/// their first folders (`/home/ann`, `/etc`), which are then opened once.
-type Folders = std::collections::HashMap<PathBuf, Rc<OwnedFd>>;
+/// The folders walked so far (each reached from `/` without a link), by path, each with its
+/// device and inode: most holes share their first folders (`/home/ann`, `/etc`), which are then
+/// opened once.
+type Folders = std::collections::HashMap<PathBuf, (Rc<OwnedFd>, (u64, u64))>;
 
-/// Walks `path` from `/` one name at a time without following a link, except a link outside the
-/// write grants, whose target is walked instead.
-fn walk(path: &Path, write_grants: &[PathBuf], walked: &mut Folders) -> Result<Walked, String> {
+/// Walks `path` from `/` one name at a time, never following a link blindly: a link's target is
+/// walked in its place, as the kernel would.
+fn walk(path: &Path, walked: &mut Folders) -> Result<Walked, String> {
     let root = super::grants::root().map_err(|e| format!("cannot open /: {e}"))?;
-    let folder_at = |walked: &Folders, at: &Path| -> Option<Rc<OwnedFd>> { walked.get(at).cloned() };
     // Start from the deepest folder of `path` already walked, if any.
     let mut done = PathBuf::from("/");
     let mut current: Option<Rc<OwnedFd>> = None;
     for ancestor in path.ancestors().skip(1) {
-        if let Some(fd) = folder_at(walked, ancestor) {
+        if let Some((fd, _)) = walked.get(ancestor) {
             done = ancestor.to_owned();
-            current = Some(fd);
+            current = Some(fd.clone());
             break;
         }
     }
@@ -150,10 +162,14 @@ fn walk(path: &Path, write_grants: &[PathBuf], walked: &mut Folders) -> Result<W
             // Only from a link's relative target: the folders walked so far have no links, so
             // their parent is the one walked before.
             done.pop();
-            current = if done == Path::new("/") {
-                None
-            } else {
-                Some(folder_at(walked, &done).ok_or_else(|| format!("`{}` was not walked", done.display()))?)
+            current = match done == Path::new("/") {
+                true => None,
+                false => Some(
+                    walked
+                        .get(&done)
+                        .map(|(fd, _)| fd.clone())
+                        .ok_or_else(|| format!("`{}` was not walked", done.display()))?,
+                ),
             };
             last = None;
             continue;
@@ -173,15 +189,11 @@ fn walk(path: &Path, write_grants: &[PathBuf], walked: &mut Folders) -> Result<W
         let stat = rustix::fs::fstat(&fd)
             .map_err(|e| format!("cannot stat `{}`: {e}", done.join(&name).display()))?;
         if FileType::from_raw_mode(stat.st_mode) == FileType::Symlink {
-            let link = done.join(&name);
-            // A program of this sandbox may have made it: what it leads to is not the secret.
-            if write_grants.iter().any(|w| link.starts_with(w)) {
-                return Ok(Walked::Missing);
-            }
             links += 1;
             if links > MAX_LINKS {
                 return Ok(Walked::Missing);
             }
+            let link = done.join(&name);
             let target = rustix::fs::readlinkat(dir, name.as_os_str(), Vec::new())
                 .map_err(|e| format!("cannot read the link `{}`: {e}", link.display()))?;
             let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
@@ -199,7 +211,7 @@ fn walk(path: &Path, write_grants: &[PathBuf], walked: &mut Folders) -> Result<W
             last = Some((fd, stat));
         } else {
             let fd = Rc::new(fd);
-            walked.insert(done.clone(), fd.clone());
+            walked.insert(done.clone(), (fd.clone(), (stat.st_dev, stat.st_ino)));
             current = Some(fd);
         }
     }
@@ -215,8 +227,16 @@ fn walk(path: &Path, write_grants: &[PathBuf], walked: &mut Folders) -> Result<W
             (fd, stat)
         }
     };
+    // The folders it was found through, `/` first.
+    let root_id =
+        rustix::fs::fstat(root).map(|s| (s.st_dev, s.st_ino)).map_err(|e| format!("cannot stat /: {e}"))?;
+    let mut ways = vec![root_id];
+    let mut above: Vec<(u64, u64)> =
+        done.ancestors().skip(1).filter_map(|a| walked.get(a).map(|(_, id)| *id)).collect();
+    above.reverse();
+    ways.extend(above);
     let folder = FileType::from_raw_mode(stat.st_mode) == FileType::Directory;
-    Ok(Walked::Found { real: done, found: Found { fd, id: (stat.st_dev, stat.st_ino), folder } })
+    Ok(Walked::Found { real: done, found: Found { fd, id: (stat.st_dev, stat.st_ino), folder, ways } })
 }
 
 /// `path`'s names, last first (so `pop` yields them in order).
@@ -281,21 +301,36 @@ mod tests {
         std::fs::create_dir_all(home.join("proj/conf/s")).unwrap();
         let grant = home.clone();
         let holes =
-            find(&[home.join("proj/conf/s"), home.join("proj"), home.join("proj")], &[&grant], &[]).unwrap();
+            find(&[home.join("proj/conf/s"), home.join("proj"), home.join("proj")], &[&grant]).unwrap();
         assert_eq!(paths(&holes), vec![(home.join("proj"), true)]);
     }
 
     #[test]
-    fn a_link_inside_a_write_grant_is_never_followed() {
+    fn a_link_inside_a_write_grant_is_followed_but_never_onto_a_grant() {
         let d = scratch("planted");
         let home = d.0.join("home");
         std::fs::create_dir_all(home.join("proj/other/s")).unwrap();
+        std::fs::create_dir_all(home.join("dotfiles/ssh")).unwrap();
         std::os::unix::fs::symlink("other", home.join("proj/conf")).unwrap();
-        let write = vec![home.join("proj")];
+        std::os::unix::fs::symlink("dotfiles/ssh", home.join(".ssh")).unwrap();
+        let write = home.join("proj");
         let grant = home.clone();
-        let holes = find(&[home.join("proj/conf/s")], &[&grant, &write[0]], &write).unwrap();
-        // Cut by name only; nothing found, so nothing is masked, and the link's target is no hole.
-        assert_eq!(paths(&holes), vec![(home.join("proj/conf/s"), false)]);
+        // The person's stow-style `~/.ssh` in a writable home: its target is the secret.
+        let holes = find(&[home.join(".ssh"), home.join("proj/conf/s")], &[&grant, &write]).unwrap();
+        assert_eq!(
+            paths(&holes),
+            vec![
+                (home.join(".ssh"), false),
+                (home.join("dotfiles/ssh"), true),
+                (home.join("proj/conf/s"), false),
+                (home.join("proj/other/s"), true),
+            ]
+        );
+        // A link that leads to a grant (or above one) never makes it a hole.
+        std::fs::remove_file(home.join("proj/conf")).unwrap();
+        std::os::unix::fs::symlink("..", home.join("proj/conf")).unwrap();
+        let holes = find(&[home.join("proj/conf")], &[&grant, &write]).unwrap();
+        assert_eq!(paths(&holes), vec![(home.join("proj/conf"), false)]);
     }
 
     #[test]
@@ -306,12 +341,12 @@ mod tests {
         std::fs::create_dir_all(&home).unwrap();
         std::os::unix::fs::symlink(d.0.join("data/keys"), home.join(".ssh")).unwrap();
         let (read_home, read_data) = (home.clone(), d.0.join("data"));
-        let holes = find(&[home.join(".ssh")], &[&read_home, &read_data], &[]).unwrap();
+        let holes = find(&[home.join(".ssh")], &[&read_home, &read_data]).unwrap();
         assert_eq!(paths(&holes), vec![(d.0.join("data/keys"), true), (home.join(".ssh"), false)]);
         // A target that holds a grant is never a hole: a link cannot mask granted folders.
         std::fs::remove_file(home.join(".ssh")).unwrap();
         std::os::unix::fs::symlink(d.0.join("data"), home.join(".ssh")).unwrap();
-        let holes = find(&[home.join(".ssh")], &[&read_home, &read_data], &[]).unwrap();
+        let holes = find(&[home.join(".ssh")], &[&read_home, &read_data]).unwrap();
         assert_eq!(paths(&holes), vec![(home.join(".ssh"), false)]);
     }
 
@@ -322,7 +357,7 @@ mod tests {
         std::fs::create_dir_all(d.0.join("keys/k")).unwrap();
         std::os::unix::fs::symlink("../../keys", d.0.join("a/b/l")).unwrap();
         let grant = d.0.clone();
-        let holes = find(&[d.0.join("a/b/l/k")], &[&grant], &[]).unwrap();
+        let holes = find(&[d.0.join("a/b/l/k")], &[&grant]).unwrap();
         assert_eq!(paths(&holes), vec![(d.0.join("a/b/l/k"), false), (d.0.join("keys/k"), true)]);
     }
 
@@ -341,7 +376,7 @@ mod tests {
         std::fs::create_dir_all(home.join(".ssh")).unwrap();
         std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o000)).unwrap();
         let grant = home.clone();
-        let err = find(&[home.join(".ssh")], &[&grant], &[]).unwrap_err();
+        let err = find(&[home.join(".ssh")], &[&grant]).unwrap_err();
         std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
         assert!(err.contains(&format!("`chmod u+rx {}`", home.display())), "{err}");
     }

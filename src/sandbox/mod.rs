@@ -14,7 +14,7 @@
 //! | `[files] read` roots | read files, list folders |
 //! | `[files] write` roots and the call's private tmp | read, write, create and remove files and folders, symlinks and FIFOs, rename and link within, truncate; socket files only in the Landlock-only call tmp; never devices |
 //! | the own world's `/proc` and `/dev/shm` (granted in its pid 1, once mounted) | `/proc`: read; `/dev/shm`: as the call's tmp |
-//! | system folders (`/usr`, `/lib*`, `/bin`, `/sbin`, `/etc`) | read; with `commands` listed, the program folders of the system PATH only listed (their files read only where a listed program's is granted: see `grant_system_read_except_programs`) |
+//! | system folders (`/usr`, `/lib*`, `/bin`, `/sbin`, `/etc`) | read; with `commands` listed, the program folders of the system PATH only listed (their files read only where a listed program's is granted: see `rules::grant_system`) |
 //! | `/proc/cpuinfo`, `meminfo`, `stat`, `loadavg`, `uptime`, `version`, `filesystems`, `sys/` | read (no `/proc/<pid>`) |
 //! | `/dev/null`, `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom` | read, write (no ioctl) |
 //! | each allowed program's file and its loader | execute (nothing else is executable) |
@@ -42,6 +42,7 @@ mod rules;
 pub mod seccomp;
 pub mod world;
 
+use std::collections::HashSet;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
@@ -59,7 +60,7 @@ use crate::proxy::door::Door;
 use crate::sandbox_file::{Commands, Tool};
 use grants::{ExecFiles, GrantError};
 use holes::Hole;
-use rules::{Kind, add, add_around, borrowed, grant_system_read, program_home};
+use rules::{Kind, add, add_around, borrowed, grant_system, program_home};
 use world::{World, WorldMode};
 
 /// The Landlock ABI lnk needs: 6, for the signal and abstract-socket scopes.
@@ -223,10 +224,11 @@ impl Sandbox {
         let (program_path, program_fd) = resolve_program(req, &mut exec_files)?;
         let holes = rules::holes(req, std::slice::from_ref(&base))?;
         // Test builds can leave Landlock's holes out, to show the masks alone keep them closed.
-        let cut: Vec<PathBuf> = if layer_off("landlock-holes") {
-            Vec::new()
-        } else {
-            holes.iter().map(|h| h.path.clone()).collect()
+        let (cut, aliases): (Vec<PathBuf>, HashSet<(u64, u64)>) = match layer_off("landlock-holes") {
+            true => Default::default(),
+            false => {
+                (holes.iter().map(|h| h.path.clone()).collect(), holes.iter().flat_map(Hole::ways).collect())
+            }
         };
 
         let mut missing_grants = Vec::new();
@@ -241,25 +243,25 @@ impl Sandbox {
             .and_then(|r| r.create())
             .map_err(|e| Refusal::kernel(format!("cannot create the Landlock ruleset: {e}")))?;
 
-        let system = |ruleset: RulesetCreated, paths: &[&str], rights: BitFlags<AccessFs>| {
-            paths.iter().try_fold(ruleset, |rs, p| match grants::open_no_symlinks(Path::new(p), true) {
-                Ok(Some(fd)) => add(rs, fd, rights, Kind::Folder),
-                // A missing or symlinked system folder is covered by its target (usrmerge).
-                Ok(None) | Err(GrantError::Symlink(_)) | Err(GrantError::WrongKind(..)) => Ok(rs),
-                Err(e) => Err(Refusal::kernel(e.to_string())),
-            })
-        };
         // Any program may run under `["*"]`, so any may be read; otherwise the program folders'
         // files only where a listed program's is granted.
         let any_program = req.flags.commands == Commands::Any && req.flags.tool == Tool::Run;
-        ruleset = grant_system_read(ruleset, !any_program, &cut)?;
+        ruleset = grant_system(ruleset, SYSTEM_READ, read_rights(), !any_program, &cut, &aliases)?;
         // In the own world the program gets a /proc of its pid namespace, granted whole once it
         // is mounted (`enter_world`); without one, system-wide figures only.
+        // As root, `/proc/sys/net` is left out: its root-only entries are the host's network
+        // secrets (`tcp_fastopen_key`, IPv6 `stable_secret`), and uid 0 owns them.
         if !own_world {
+            let as_root = rustix::process::geteuid().is_root();
+            let net = [PathBuf::from("/proc/sys/net")];
             for path in PROC_READ {
-                if let Ok(Some(fd)) = grants::open_no_symlinks(Path::new(path), false) {
-                    ruleset = add(ruleset, fd, read_rights(), Kind::Either)?;
-                }
+                let Ok(Some(fd)) = grants::open_no_symlinks(Path::new(path), false) else { continue };
+                ruleset = match (as_root, *path == "/proc/sys") {
+                    (true, true) => {
+                        add_around(ruleset, Path::new(path), fd, &net, &HashSet::new(), read_rights())?
+                    }
+                    _ => add(ruleset, fd, read_rights(), Kind::Either)?,
+                };
             }
         }
         for device in DEVICES {
@@ -274,7 +276,8 @@ impl Sandbox {
         }
         let executables = match req.flags.commands {
             Commands::Any if req.flags.tool == Tool::Run => {
-                ruleset = system(ruleset, SYSTEM_EXEC, AccessFs::Execute | AccessFs::ReadFile)?;
+                let rights = AccessFs::Execute | AccessFs::ReadFile;
+                ruleset = grant_system(ruleset, SYSTEM_EXEC, rights, false, &cut, &aliases)?;
                 None
             }
             _ => {
@@ -360,7 +363,7 @@ impl Sandbox {
         // the folders, whatever mount a path reaches them through (an inherited working folder,
         // a descriptor), so the masks of the own world are a second layer, not the only one.
         for (path, fd) in read_roots {
-            ruleset = add_around(ruleset, &path, fd, &cut, read_rights())?;
+            ruleset = add_around(ruleset, &path, fd, &cut, &aliases, read_rights())?;
         }
         for (path, fd) in write_roots {
             let rights = match (path == req.private_tmp, any_program) {
@@ -368,7 +371,7 @@ impl Sandbox {
                 (false, true) => write_rights() | AccessFs::Execute,
                 (false, false) => write_rights(),
             };
-            ruleset = add_around(ruleset, &path, fd, &cut, rights)?;
+            ruleset = add_around(ruleset, &path, fd, &cut, &aliases, rights)?;
         }
 
         // Without the own world there is no [internet] (refused above) and so no TCP at all; the

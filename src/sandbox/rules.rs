@@ -2,6 +2,7 @@
 //! folders around the program folders; the program's home. Split from `sandbox/mod.rs`, which
 //! decides what is granted; this module only says how a grant becomes rules.
 
+use std::collections::HashSet;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
@@ -10,22 +11,35 @@ use landlock::{AccessFs, BitFlags, PathBeneath, RulesetCreated, RulesetCreatedAt
 use super::grants;
 pub(super) use super::grants::Kind;
 use super::holes::Hole;
-use super::{PINNED_ABI, Refusal, SYSTEM_READ, SandboxRequest, read_rights};
+use super::{PINNED_ABI, Refusal, SandboxRequest};
 
 /// Adds a grant's rules: the whole folder, or, when holes lie in it, the folder around them (see
-/// [`grants::open_around`]).
+/// [`grants::open_around`]). A grant with no hole in it that is, by another name, a folder a
+/// hole is found through (a bind mount of the home) is refused: granted whole, it would hold the
+/// hole.
 pub(super) fn add_around(
     mut ruleset: RulesetCreated,
     path: &Path,
     fd: OwnedFd,
     holes: &[PathBuf],
+    aliases: &HashSet<(u64, u64)>,
     rights: BitFlags<AccessFs>,
 ) -> Result<RulesetCreated, Refusal> {
     let inside: Vec<PathBuf> = holes.iter().filter(|h| h.starts_with(path)).cloned().collect();
     if inside.is_empty() {
+        let id = rustix::fs::fstat(&fd)
+            .map(|s| (s.st_dev, s.st_ino))
+            .map_err(|e| Refusal::kernel(e.to_string()))?;
+        if aliases.contains(&id) {
+            return Err(Refusal::refused(format!(
+                "the grant `{}` is, by another name (a bind mount or a hard link), a folder that holds protected paths; grant that folder by its own path, so its holes are cut",
+                path.display()
+            )));
+        }
         return add(ruleset, fd, rights, Kind::Folder);
     }
-    let parts = grants::open_around(path, fd, &inside, &[]).map_err(|e| Refusal::kernel(e.to_string()))?;
+    let cut = grants::Cut { secrets: &inside, listed: &[], aliases };
+    let parts = grants::open_around(path, fd, cut).map_err(|e| Refusal::kernel(e.to_string()))?;
     for (fd, part) in parts {
         ruleset = match part {
             grants::Part::Whole(kind) => add(ruleset, fd, rights, kind)?,
@@ -51,7 +65,7 @@ pub(super) fn holes(req: &SandboxRequest<'_>, extra_protected: &[PathBuf]) -> Re
     let protected: Vec<PathBuf> = req.protected.iter().chain(extra_protected).cloned().collect();
     let as_root = rustix::process::geteuid().is_root();
     let candidates = crate::protected::call_holes(&req.flags.deny, req.home, &grants, &protected, as_root);
-    super::holes::find(&candidates, &grants, &req.flags.write).map_err(Refusal::kernel)
+    super::holes::find(&candidates, &grants).map_err(Refusal::kernel)
 }
 
 pub(super) fn borrowed(roots: &[(PathBuf, OwnedFd)]) -> Vec<(PathBuf, &OwnedFd)> {
@@ -90,25 +104,31 @@ pub(super) fn add(
         .map_err(|e| Refusal::kernel(format!("cannot add a Landlock rule: {e}")))
 }
 
-/// Grants reading the system folders, except the files of the folders programs are found in
-/// (the system PATH, when `except_programs`) and the system's secrets among `holes`: those folders
-/// may be listed, but their files read (and executed) only where a listed program's file is
-/// granted on its own. The dynamic loader must be executable for any dynamic program, and run
-/// directly (`ld-linux-x86-64.so.2 /usr/bin/perl`) it maps whatever program file it can read; so
-/// an unlisted program must not be readable.
-pub(super) fn grant_system_read(
+/// Grants the system folders `roots` with `rights`, cut around the system's secrets among
+/// `holes` and, when `except_programs`, around the files of the folders programs are found in
+/// (the system PATH): those folders may be listed, but their files read (and executed) only
+/// where a listed program's file is granted on its own. The dynamic loader must be executable
+/// for any dynamic program, and run directly (`ld-linux-x86-64.so.2 /usr/bin/perl`) it maps
+/// whatever program file it can read; so an unlisted program must not be readable.
+pub(super) fn grant_system(
     mut ruleset: RulesetCreated,
+    roots: &[&str],
+    rights: BitFlags<AccessFs>,
     except_programs: bool,
     holes: &[PathBuf],
+    aliases: &HashSet<(u64, u64)>,
 ) -> Result<RulesetCreated, Refusal> {
-    let program_folders = if except_programs { crate::program_path::SYSTEM_PATH } else { &[][..] };
+    let listed: Vec<PathBuf> = match except_programs {
+        true => crate::program_path::SYSTEM_PATH.iter().map(PathBuf::from).collect(),
+        false => Vec::new(),
+    };
     let secrets: Vec<PathBuf> =
-        holes.iter().filter(|h| SYSTEM_READ.iter().any(|root| h.starts_with(root))).cloned().collect();
-    let folders = grants::open_system_read(SYSTEM_READ, program_folders, &secrets)
-        .map_err(|e| Refusal::kernel(e.to_string()))?;
+        holes.iter().filter(|h| roots.iter().any(|root| h.starts_with(root))).cloned().collect();
+    let cut = grants::Cut { secrets: &secrets, listed: &listed, aliases };
+    let folders = grants::open_system(roots, cut).map_err(|e| Refusal::kernel(e.to_string()))?;
     for (fd, how) in folders {
         ruleset = match how {
-            grants::Part::Whole(kind) => add(ruleset, fd, read_rights(), kind)?,
+            grants::Part::Whole(kind) => add(ruleset, fd, rights, kind)?,
             grants::Part::Listing => add(ruleset, fd, AccessFs::ReadDir.into(), Kind::Folder)?,
         };
     }

@@ -82,15 +82,42 @@ const O_CREAT: u32 = libc::O_CREAT as u32;
 const O_TMPFILE_BIT: u32 = (libc::O_TMPFILE & !libc::O_DIRECTORY) as u32;
 /// `fcntl(F_SETLEASE)`: a lease makes any other opener (the harness too) wait for its break.
 const F_SETLEASE: u32 = 1024;
-/// The ioctls that change a file's attributes (`chattr`'s flags, the project id and extended
-/// flags, the inode's generation), in their 64- and 32-bit forms. They need only a descriptor
-/// the program owns, which a read grant opens.
-const FILE_ATTRIBUTE_IOCTLS: [u32; 5] = [
-    0x4008_6602, // FS_IOC_SETFLAGS
-    0x4004_6602, // FS_IOC32_SETFLAGS
-    0x401c_5820, // FS_IOC_FSSETXATTR
-    0x4008_7602, // FS_IOC_SETVERSION
-    0x4004_7602, // FS_IOC32_SETVERSION
+/// The file systems' own ioctl families, by the type byte of the command (`cmd & 0xff00`):
+/// `'f'` (`FS_IOC_*`, `EXT4_IOC_*`, fscrypt, fs-verity), `'v'` (the inode's generation), `'X'`
+/// (XFS and the extended flags), `0x94` (btrfs, `FICLONE`). Many of them change a file's state
+/// (`chattr`'s flags, the generation, an encryption policy, fs-verity, a subvolume's flags) and
+/// need only a descriptor the program owns, which a read grant opens; new ones, and file
+/// systems' aliases of old ones (`EXT4_IOC_SETVERSION` beside `FS_IOC_SETVERSION`), keep
+/// coming. So where metadata is not the own world's read-only view's to answer, the whole
+/// families are refused but for the commands that only read (and `FICLONE`-like ones, which
+/// write only into a descriptor Landlock let be opened for writing), each allowed by number.
+const FS_IOCTL_FAMILIES: [(u32, &[u32]); 4] = [
+    (
+        0x6600,
+        &[
+            0x8008_6601, // FS_IOC_GETFLAGS
+            0x8004_6601, // FS_IOC32_GETFLAGS
+            0x8008_6603, // EXT4_IOC_GETVERSION
+            0xc020_660b, // FS_IOC_FIEMAP
+        ],
+    ),
+    (
+        0x7600,
+        &[
+            0x8008_7601, // FS_IOC_GETVERSION
+            0x8004_7601, // FS_IOC32_GETVERSION
+        ],
+    ),
+    (0x5800, &[0x801c_581f]), // FS_IOC_FSGETXATTR
+    (
+        0x9400,
+        &[
+            0x4004_9409, // FICLONE
+            0x4020_940d, // FICLONERANGE
+            0xc018_9436, // FIDEDUPERANGE
+            0x8100_9431, // FS_IOC_GETFSLABEL
+        ],
+    ),
 ];
 
 const MSG_FASTOPEN: u32 = 0x2000_0000;
@@ -348,7 +375,11 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
     // is refused, the ioctls that change a file's attributes.
     let mut ioctl_rules = vec![vec![Check::eq(1, TIOCSTI)], vec![Check::eq(1, TIOCLINUX)]];
     if policy.metadata != Metadata::Allowed {
-        ioctl_rules.extend(FILE_ATTRIBUTE_IOCTLS.iter().map(|cmd| vec![Check::eq(1, *cmd)]));
+        for (family, reads) in FS_IOCTL_FAMILIES {
+            let mut rule = vec![Check::masked_eq(1, 0xff00, family)];
+            rule.extend(reads.iter().map(|cmd| Check::ne(1, *cmd)));
+            ioctl_rules.push(rule);
+        }
     }
     p.set(libc::SYS_ioctl, when(ioctl_rules));
 

@@ -308,6 +308,11 @@ pub struct World {
     /// The folders between a write grant and a hole inside it, outermost first: each bound onto
     /// itself, so `rename` refuses to move it (`EBUSY`) and a hole keeps its name.
     pins: Vec<KnownFolder>,
+    /// As root: the top-level files of `/proc` only root may read (see
+    /// [`crate::protected::root_only_proc_files`]), each masked in the world's own `/proc`.
+    proc_masks: Vec<CString>,
+    /// Room for their masks' clones, allocated before the fork.
+    proc_mask_clones: Vec<OwnedFd>,
     /// Where the program starts: the caller's folder (checked to be the one the helper saw), or
     /// else the folder the helper chose (see [`super::StartFolder`]).
     start: Option<Start>,
@@ -343,7 +348,7 @@ impl World {
     /// recursive and covers them.
     ///
     /// The call's tmp folder is shown at `/tmp`, and a new tmpfs at `/dev/shm`, unless a grant
-    /// beneath the host's `/tmp` (or `/dev/shm`) holds a hole that exists. Landlock's rights are
+    /// beneath the host's `/tmp` (or `/dev/shm`) holds a hole, existing or not. Landlock's rights are
     /// inherited down the folders a path walks through, mount points included, so a grant shown
     /// again inside a writable `/tmp` gets the call's tmp rights on everything in it, holes
     /// included: Landlock could not keep such a hole closed. Then the host's `/tmp` is kept
@@ -372,13 +377,13 @@ impl World {
         let covered_by = |shm: bool| -> Vec<&(PathBuf, &OwnedFd)> {
             grants.iter().copied().filter(|(p, _)| beneath_tmp(p, shm)).collect()
         };
-        let holds_found_hole = |shm: bool| {
-            covered_by(shm)
-                .iter()
-                .any(|(grant, _)| plan.holes.iter().any(|h| h.found.is_some() && h.path.starts_with(grant)))
+        // A hole that does not exist yet counts too: one made during the call (a key generated,
+        // a record written) would get the call's tmp rights from Landlock there, and no mask.
+        let holds_hole = |shm: bool| {
+            covered_by(shm).iter().any(|(grant, _)| plan.holes.iter().any(|h| h.path.starts_with(grant)))
         };
-        let own_tmp = !holds_found_hole(false);
-        let own_shm = !holds_found_hole(true);
+        let own_tmp = !holds_hole(false);
+        let own_shm = !holds_hole(true);
         let mut shown: Vec<&(PathBuf, &OwnedFd)> = Vec::new();
         if own_tmp {
             shown.extend(covered_by(false));
@@ -406,6 +411,8 @@ impl World {
             covered,
             masks: Vec::new(),
             pins: Vec::new(),
+            proc_masks: Vec::new(),
+            proc_mask_clones: Vec::new(),
             start: None,
             shm_exec: plan.any_program,
             mask_clones: Vec::new(),
@@ -413,6 +420,14 @@ impl World {
         };
         if plan.masks {
             world.plan_masks(plan, private_tmp)?;
+            if rustix::process::geteuid().is_root() {
+                for name in crate::protected::root_only_proc_files() {
+                    let name =
+                        CString::new(name.as_bytes()).map_err(|_| "a NUL in a /proc name".to_owned())?;
+                    world.proc_masks.push(name);
+                }
+                world.proc_mask_clones = Vec::with_capacity(world.proc_masks.len());
+            }
         }
         world.clones = Vec::with_capacity(world.roots.len() + world.covered.len() + world.pins.len());
         Ok(world)
@@ -589,6 +604,20 @@ impl World {
         let proc =
             rustix::fs::open(c"/proc", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
                 .map_err(|_| "cannot open the new /proc")?;
+        // As root: the new /proc's files only root may read, masked.
+        for (name, mount) in self.proc_masks.iter().zip(&self.proc_mask_clones) {
+            match rustix::fs::openat(
+                &proc,
+                name.as_c_str(),
+                OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) {
+                Ok(target) => put(mount, &target)?,
+                Err(rustix::io::Errno::NOENT) => {}
+                Err(_) => return Err("cannot open a root-only file of the new /proc"),
+            }
+        }
+        self.proc_mask_clones.clear();
         // The starting folder, found again in the finished world: the working folder the
         // program inherited points into the mounts as they were before, beneath what is now
         // read-only, masked or covered.
@@ -614,7 +643,7 @@ impl World {
         root: &OwnedFd,
         clone: &dyn Fn(&OwnedFd) -> Result<OwnedFd, &'static str>,
     ) -> Result<(), &'static str> {
-        if self.masks.is_empty() {
+        if self.masks.is_empty() && self.proc_masks.is_empty() {
             return Ok(());
         }
         crate::sys::mount_small_tmpfs(c"/tmp").map_err(|_| "cannot mount a tmpfs for the masks")?;
@@ -641,6 +670,21 @@ impl World {
                 return Err("more masks than holes");
             }
             self.mask_clones.push(mount);
+        }
+        for _ in &self.proc_masks {
+            let source = rustix::fs::openat(
+                root,
+                c"tmp/mask-file",
+                OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|_| "cannot open a mask")?;
+            let mount = clone(&source)?;
+            crate::sys::make_tree_read_only(&mount).map_err(|_| "cannot make a mask read-only")?;
+            if self.proc_mask_clones.len() == self.proc_mask_clones.capacity() {
+                return Err("more masks than root-only /proc files");
+            }
+            self.proc_mask_clones.push(mount);
         }
         crate::sys::unmount_detach(c"/tmp").map_err(|_| "cannot detach the masks' tmpfs")
     }

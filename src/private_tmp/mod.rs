@@ -29,6 +29,9 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 
+mod remove;
+use remove::remove_tree;
+
 pub struct PrivateTmp {
     path: PathBuf,
     // Held for the call's life: the lock that tells a later sweep this folder is in use.
@@ -100,64 +103,6 @@ impl Drop for PrivateTmp {
             }
         }
     }
-}
-
-/// Removes `name` in `parent` and everything beneath it, through descriptors and never
-/// following a link, whatever modes a program left on its own folders: a folder it made
-/// unreadable or unsearchable (`chmod 000`) is given back to its owner (`u+rwx`) before it is
-/// emptied. Only for a call's own tmp folder, once every process of the call is dead.
-fn remove_tree(parent: &OwnedFd, name: &std::ffi::OsStr) -> Result<(), Errno> {
-    match rustix::fs::unlinkat(parent, name, rustix::fs::AtFlags::empty()) {
-        Ok(()) | Err(Errno::NOENT) => return Ok(()),
-        // A folder (unlinkat never follows a link, so a link was removed above).
-        Err(Errno::ISDIR) | Err(Errno::PERM) => {}
-        Err(e) => return Err(e),
-    }
-    let open = || {
-        rustix::fs::openat(
-            parent,
-            name,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-    };
-    let dir = match open() {
-        Ok(dir) => dir,
-        Err(Errno::ACCESS) => {
-            // Unreadable to its owner: opened by path for its mode alone, checked to be a folder.
-            let path_fd = rustix::fs::openat(
-                parent,
-                name,
-                OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            )?;
-            if rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&path_fd)?.st_mode)
-                != rustix::fs::FileType::Directory
-            {
-                return Err(Errno::NOTDIR);
-            }
-            rustix::fs::chmodat(parent, name, Mode::RWXU, rustix::fs::AtFlags::empty())?;
-            open()?
-        }
-        Err(e) => return Err(e),
-    };
-    // Its entries can be removed only with write and search rights on it.
-    if rustix::fs::fstat(&dir)?.st_mode & 0o300 != 0o300 {
-        rustix::fs::fchmod(&dir, Mode::RWXU)?;
-    }
-    let mut names = Vec::new();
-    for entry in rustix::fs::Dir::read_from(&dir)? {
-        let entry = entry?;
-        let entry_name = entry.file_name().to_bytes();
-        if entry_name != b"." && entry_name != b".." {
-            use std::os::unix::ffi::OsStrExt as _;
-            names.push(std::ffi::OsStr::from_bytes(entry_name).to_owned());
-        }
-    }
-    for entry_name in names {
-        remove_tree(&dir, &entry_name)?;
-    }
-    rustix::fs::unlinkat(parent, name, rustix::fs::AtFlags::REMOVEDIR)
 }
 
 /// Opens (creating if needed) the per-user base folder, refusing one that is not the caller's,
