@@ -72,7 +72,7 @@ pub const LANDLOCK_ONLY_LACKS: &[&str] = &[
     "a /dev/shm of the call's own (no POSIX semaphores: Python multiprocessing locks fail)",
     "loopback networking (no socket without [internet], which is refused too)",
     "System V IPC (refused)",
-    "changing a file's mode, owner, times or extended attributes (refused everywhere)",
+    "changing a file's mode, owner, times or extended attributes outside the write grants (refused; inside them the helper performs it), and the file systems' own ioctls (chattr) everywhere",
 ];
 
 impl WorldMode {
