@@ -72,7 +72,7 @@ pub const LANDLOCK_ONLY_LACKS: &[&str] = &[
     "a /dev/shm of the call's own (no POSIX semaphores: Python multiprocessing locks fail)",
     "loopback networking (no socket without [internet], which is refused too)",
     "System V IPC (refused)",
-    "changing a file's mode, owner, times or extended attributes outside the write grants (refused; inside them the helper performs it), and the file systems' own ioctls (chattr) everywhere",
+    "the file systems' own ioctls that change a file (chattr's flags), even inside the write grants (refused; mode, owner, times and extended attributes there are performed by the helper)",
 ];
 
 impl WorldMode {
