@@ -143,17 +143,19 @@ impl KernelSupport {
         matches!(self.landlock, Ok(v) if v >= abi)
     }
 
-    /// How a call with `[internet]` is confined on this kernel, or why it is refused there.
-    ///
-    /// Only one way is built: a network namespace whose only door is the proxy. The other sound
-    /// way (seccomp user notification, the helper performing each connect itself) is not: it
-    /// must also cover `sendto`, `sendmsg` and `io_uring`-free fast paths, and a mistake in it
-    /// opens the network, while user namespaces are on by default on the kernels lnk supports.
+    /// How a call with `[internet]` is confined on this kernel, or why it is refused there:
+    /// a network namespace whose only door is the proxy (the own world), or, without one, each
+    /// connect held and made by the helper, to the proxy only (see [`crate::proxy::host_door`]).
     pub fn internet_confinement(&self) -> Result<&'static str, String> {
-        match &self.world {
-            (mode, _) if mode.is_own_world() => Ok("a network namespace whose only door is the call's proxy"),
-            (_, why) => Err(format!(
-                "refused: no unprivileged user namespaces ({}), so no network namespace of the program's own",
+        match (&self.world, &self.seccomp_notify) {
+            ((mode, _), _) if mode.is_own_world() => {
+                Ok("a network namespace whose only door is the call's proxy")
+            }
+            (_, Ok(())) => Ok(
+                "the host's network, each connect held by seccomp and made by the helper, to the call's proxy (and listed tcp addresses) only",
+            ),
+            ((_, why), Err(notify)) => Err(format!(
+                "refused: no unprivileged user namespaces ({}), so no network namespace of the program's own, and no seccomp user notification ({notify}) for the helper to make each connect",
                 why.as_deref().unwrap_or("unknown reason")
             )),
         }

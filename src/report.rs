@@ -239,7 +239,7 @@ fn internet_json(log: &crate::proxy::Log) -> String {
         .map(|r| json::Object::new().str("host", &r.host).num("port", r.port).str("why", &r.why).finish());
     json::Object::new()
         .str("proxy", &format!("http://127.0.0.1:{}", crate::proxy::door::PROXY_PORT))
-        .str("confinement", "network namespace")
+        .str("confinement", log.confinement)
         .num("connections", log.connections)
         .num("refused", log.refused)
         .raw("refusals", &json::array(refusals))

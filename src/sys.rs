@@ -134,6 +134,45 @@ pub fn seccomp_notif_send(
     if ret < 0 { Err(rustix::io::Errno::from_raw_os_error(errno())) } else { Ok(()) }
 }
 
+/// `SECCOMP_IOCTL_NOTIF_ADDFD`: `_IOW('!', 3, struct seccomp_notif_addfd)` (24 bytes).
+const SECCOMP_IOCTL_NOTIF_ADDFD: libc::c_ulong = 0x4018_2103;
+/// `SECCOMP_ADDFD_FLAG_SETFD`: put the descriptor at `newfd`, as `dup2` would.
+const SECCOMP_ADDFD_FLAG_SETFD: u32 = 1;
+
+/// Puts a copy of `file` in the descriptor table of the process holding call `id`, at number
+/// `at` (replacing whatever is there, as `dup2` does), close-on-exec when `cloexec`. The held
+/// call is still held afterwards: the caller answers it.
+pub fn seccomp_notif_put_fd(
+    listener: std::os::fd::BorrowedFd<'_>,
+    id: u64,
+    file: std::os::fd::BorrowedFd<'_>,
+    at: i32,
+    cloexec: bool,
+) -> Result<(), rustix::io::Errno> {
+    use std::os::fd::AsRawFd as _;
+    #[repr(C)]
+    struct AddFd {
+        id: u64,
+        flags: u32,
+        srcfd: u32,
+        newfd: u32,
+        newfd_flags: u32,
+    }
+    let request = AddFd {
+        id,
+        flags: SECCOMP_ADDFD_FLAG_SETFD,
+        srcfd: file.as_raw_fd() as u32,
+        newfd: at as u32,
+        newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
+    };
+    // SAFETY: `AddFd` is `struct seccomp_notif_addfd` (24 bytes, the size the ioctl's number
+    // encodes); the kernel only reads it, and `file` stays open for the call.
+    let ret = unsafe {
+        libc::ioctl(listener.as_raw_fd(), SECCOMP_IOCTL_NOTIF_ADDFD as _, &request as *const AddFd)
+    };
+    if ret < 0 { Err(rustix::io::Errno::from_raw_os_error(errno())) } else { Ok(()) }
+}
+
 /// This thread's `errno`, read right after a failed libc call.
 fn errno() -> i32 {
     io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL)

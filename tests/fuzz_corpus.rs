@@ -83,14 +83,26 @@ fn the_proxy_request_corpus_never_panics_and_forwards_clean_heads() {
 #[test]
 fn the_notify_request_corpus_decodes_without_panicking() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/notify_request");
-    let mut decoded = 0;
+    let (mut decoded, mut connects) = (0, 0);
     for entry in std::fs::read_dir(&dir).unwrap() {
         let bytes = std::fs::read(entry.unwrap().path()).unwrap();
         let mut raw = [0u8; 80];
         let n = bytes.len().min(80);
         raw[..n].copy_from_slice(&bytes[..n]);
         let held = lnk::notify::Held::parse(&raw);
-        decoded += usize::from(lnk::notify::request::decode(i64::from(held.nr), held.args).is_ok());
+        match lnk::notify::request::decode_call(i64::from(held.nr), held.args) {
+            Ok(lnk::notify::request::Call::Connect(c)) => {
+                let len = c.len;
+                let address = &bytes[n..];
+                let read = &address[..address.len().min(28).min(len.max(0) as usize)];
+                let parsed = lnk::notify::connect::parse_sockaddr(read, len as usize);
+                assert!(parsed.is_ok_and(|a| a.port() == 3128), "{parsed:?}");
+                connects += 1;
+            }
+            Ok(_) => decoded += 1,
+            Err(_) => {}
+        }
     }
     assert!(decoded >= 5, "the seed corpus holds calls that decode");
+    assert!(connects >= 2, "and connects whose addresses decode");
 }

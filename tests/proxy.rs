@@ -3,6 +3,13 @@
 //! the test makes), with lnk running there as an ordinary user. The program in the sandbox acts
 //! like a hostile one: it connects around the proxy, to the proxy's port elsewhere, over UDP,
 //! MPTCP and IPv6, and names hosts that resolve to the harness's own addresses.
+//!
+//! Most tests run in both of lnk's ways to confine `[internet]`: the program's own network
+//! namespace (the own world), and the held door of the Landlock-only mode, where the program
+//! shares the world's network and the helper makes each of its connects
+//! (`crate::proxy::host_door`). The Landlock-only mode is simulated with the test build's
+//! `LNK_TEST_LANDLOCK_ONLY`, and once for real: inside a world where no user namespace can be
+//! made.
 
 mod common;
 #[path = "proxy/requests.rs"]
@@ -25,16 +32,32 @@ fn world_available() -> bool {
 /// An agent whose calls run inside the tests' world.
 struct World {
     agent: Agent,
+    /// Whether lnk runs in its Landlock-only mode (the held door), simulated.
+    held: bool,
 }
 
 impl World {
     fn new(name: &str, policy: &str) -> World {
+        World::in_mode(name, policy, false)
+    }
+
+    /// The same world twice: with the own world's namespace, and with the held door.
+    fn both(name: &str, policy: &str) -> [World; 2] {
+        [World::in_mode(name, policy, false), World::in_mode(&format!("{name}-held"), policy, true)]
+    }
+
+    /// Which way the world's calls confine `[internet]`, for messages.
+    fn mode(&self) -> &'static str {
+        if self.held { "landlock-only (held door)" } else { "own world" }
+    }
+
+    fn in_mode(name: &str, policy: &str, held: bool) -> World {
         let agent = Agent::new(name, policy);
         let www = agent.dir.join("world/www");
         std::fs::create_dir_all(&www).unwrap();
         std::fs::write(www.join("hello.txt"), "hello from allowed\n").unwrap();
         std::fs::create_dir_all(agent.dir.join("tmp")).unwrap();
-        World { agent }
+        World { agent, held }
     }
 
     /// The calls' `TMPDIR`: a folder of this test's own. lnk names its tmp folders by uid, and
@@ -72,6 +95,9 @@ impl World {
             .env("TMPDIR", self.tmp())
             .env("WORLD_AS_ROOT", if as_root { "1" } else { "0" })
             .current_dir(&self.agent.home);
+        if self.held {
+            c.env("LNK_TEST_LANDLOCK_ONLY", "1");
+        }
         c
     }
 
@@ -126,22 +152,27 @@ fn an_allowed_host_is_reached_by_plain_http_and_by_connect() {
     if !world_available() {
         return;
     }
-    let w = World::new("proxy-allowed", CURL_POLICY);
-    for as_root in [false, true] {
-        let r = w.run_as(
-            as_root,
-            RESOLVE,
-            &[
-                "sh",
-                "-c",
-                "curl -fsS http://allowed.test/hello.txt && curl -fsSk https://allowed.test/hello.txt",
-            ],
-        );
-        assert_eq!(r.code, Some(0), "as root: {as_root}: {}", r.raw);
-        assert_eq!(r.out(), "hello from allowed\nhello from allowed\n", "{}", r.raw);
-        assert_eq!(r.json["internet"]["connections"], 2, "{}", r.raw);
-        assert_eq!(r.json["internet"]["refused"], 0, "{}", r.raw);
-        assert_eq!(r.json["enforced"]["network"], "proxy");
+    for w in World::both("proxy-allowed", CURL_POLICY) {
+        for as_root in [false, true] {
+            let r = w.run_as(
+                as_root,
+                RESOLVE,
+                &[
+                    "sh",
+                    "-c",
+                    "curl -fsS http://allowed.test/hello.txt && curl -fsSk https://allowed.test/hello.txt",
+                ],
+            );
+            assert_eq!(r.code, Some(0), "{}, as root: {as_root}: {}", w.mode(), r.raw);
+            assert_eq!(r.out(), "hello from allowed\nhello from allowed\n", "{}", r.raw);
+            assert_eq!(r.json["internet"]["connections"], 2, "{}", r.raw);
+            assert_eq!(r.json["internet"]["refused"], 0, "{}", r.raw);
+            assert_eq!(r.json["enforced"]["network"], "proxy");
+            let (mode, confinement) =
+                if w.held { ("landlock-only", "held connects") } else { ("own-world", "network namespace") };
+            assert_eq!(r.json["enforced"]["mode"], mode, "{}", r.raw);
+            assert_eq!(r.json["internet"]["confinement"], confinement, "{}", r.raw);
+        }
     }
 }
 
@@ -150,8 +181,8 @@ fn an_unlisted_host_is_refused_and_named_in_the_report() {
     if !world_available() {
         return;
     }
-    let w = World::new("proxy-unlisted", CURL_POLICY);
-    let r = w.run(
+    for w in World::both("proxy-unlisted", CURL_POLICY) {
+        let r = w.run(
         RESOLVE,
         &[
             "sh",
@@ -159,14 +190,15 @@ fn an_unlisted_host_is_refused_and_named_in_the_report() {
             "curl -sS -o /dev/null -w '%{http_code}\\n' http://unlisted.test/; curl -sSk https://unlisted.test/; echo connect=$?",
         ],
     );
-    assert!(r.out().starts_with("403\n"), "{}", r.raw);
-    assert!(r.out().contains("connect=56"), "curl's CONNECT must fail: {}", r.raw);
-    assert!(!r.out().contains("unlisted-host"), "{}", r.raw);
-    let refused = refusals(&r);
-    assert_eq!(refused.len(), 2, "{}", r.raw);
-    assert_eq!((refused[0].0.as_str(), refused[0].1), ("unlisted.test", 80));
-    assert_eq!((refused[1].0.as_str(), refused[1].1), ("unlisted.test", 443));
-    assert!(refused.iter().all(|x| x.2.contains("not listed")), "{refused:?}");
+        assert!(r.out().starts_with("403\n"), "{}", r.raw);
+        assert!(r.out().contains("connect=56"), "curl's CONNECT must fail: {}", r.raw);
+        assert!(!r.out().contains("unlisted-host"), "{}", r.raw);
+        let refused = refusals(&r);
+        assert_eq!(refused.len(), 2, "{}", r.raw);
+        assert_eq!((refused[0].0.as_str(), refused[0].1), ("unlisted.test", 80));
+        assert_eq!((refused[1].0.as_str(), refused[1].1), ("unlisted.test", 443));
+        assert!(refused.iter().all(|x| x.2.contains("not listed")), "{}: {refused:?}", w.mode());
+    }
 }
 
 #[test]
@@ -250,15 +282,62 @@ fn a_program_cannot_go_around_the_proxy() {
 commands = ["python3"]
 [internet]
 hosts = ["*"]
-tcp = ["db.test:5432"]
+tcp = ["192.0.2.1:5432"]
 "#;
-    let w = World::new("proxy-around", policy);
-    // As an ordinary user, and as root (who keeps capabilities in its own namespaces).
-    for as_root in [false, true] {
-        let r = w.python_as(
-            as_root,
-            &["--resolve", "db.test:5432:192.0.2.1"],
-            r#"
+    // In each mode, as an ordinary user and as root (who keeps capabilities in its own
+    // namespaces).
+    for w in World::both("proxy-around", policy) {
+        for as_root in [false, true] {
+            let r = w.python_as(as_root, &[], AROUND_THE_PROXY);
+            let said = |name: &str, expected: &str| {
+                assert_eq!(r.said(name), expected, "{name}, {}, as root: {as_root}: {}", w.mode(), r.raw)
+            };
+            // Every address but the proxy's and the listed endpoint's is unreachable, on any port:
+            // the namespace has loopback only; the held door makes no other connection.
+            said("direct_server", "ENETUNREACH");
+            said("proxy_port_unlisted", "ENETUNREACH");
+            // The endpoint's own address: in the namespace it is on loopback, where only its
+            // forwarder listens; the held door connects nowhere else.
+            let endpoint_address = if w.held { "ENETUNREACH" } else { "ECONNREFUSED" };
+            said("proxy_port_elsewhere", endpoint_address);
+            said("endpoint_other_port", endpoint_address);
+            // The harness's loopback is not the program's: nothing listens there (the own
+            // world's namespace), or nothing is connected there (the held door).
+            said("harness_loopback", "ECONNREFUSED");
+            said("harness_loopback_proxy_port", "ECONNREFUSED");
+            said("ipv6", "ENETUNREACH");
+            said("ipv6_loopback_proxy_port", "ECONNREFUSED");
+            for name in ["mptcp", "sctp", "unix", "netlink", "unshare_net"] {
+                said(name, "EPERM");
+            }
+            if w.held {
+                // The host's network: no UDP at all, and no server of the program's.
+                said("udp_out", "EPERM");
+                said("udp_loopback", "EPERM");
+                said("bind", "EPERM");
+            } else {
+                // UDP stays in the namespace: out is unreachable, its own loopback is the
+                // program's, and the program may serve there (a local server and its client).
+                said("udp_out", "ENETUNREACH");
+                said("udp_loopback", "ok");
+                said("bind", "ok");
+            }
+            assert_ne!(r.said("dns"), "ok", "the program has no DNS: {}", r.raw);
+            // The proxy itself is reached, by IPv4 and by a v4-mapped IPv6 address, blocking or
+            // not, and refuses an IP literal that is not listed.
+            said("proxy_reached", "got:HTTP/1.1 403");
+            said("proxy_reached_mapped", "got:HTTP/1.1 403");
+            said("proxy_reached_nonblocking", "got:HTTP/1.1 403");
+            said("forwarder", "got:pg-ok");
+            // Nothing the program did reached the server behind the proxy's port elsewhere.
+            assert!(!r.out().contains("door-bypassed"), "{}", r.raw);
+        }
+    }
+}
+
+/// A hostile program's ways around the proxy (see `a_program_cannot_go_around_the_proxy`).
+const AROUND_THE_PROXY: &str = r#"
+import select
 def got(fn):
     try:
         return "got:" + fn().decode().strip()
@@ -271,10 +350,10 @@ def connect(family, address):
         s.connect(address)
         return s.recv(64)
     return got(go)
-say("direct_server", connect(socket.AF_INET, ("192.0.2.1", 80)))
-say("direct_forwarder_port", connect(socket.AF_INET, ("192.0.2.1", 5432)))
+say("direct_server", connect(socket.AF_INET, ("198.51.100.7", 80)))
 say("proxy_port_elsewhere", connect(socket.AF_INET, ("192.0.2.1", 3128)))
 say("proxy_port_unlisted", connect(socket.AF_INET, ("198.51.100.7", 3128)))
+say("endpoint_other_port", connect(socket.AF_INET, ("192.0.2.1", 80)))
 say("harness_loopback", connect(socket.AF_INET, ("127.0.0.1", 8080)))
 say("harness_loopback_proxy_port", connect(socket.AF_INET, ("127.0.0.2", 3128)))
 say("ipv6", connect(socket.AF_INET6, ("2001:db8::1", 3128)))
@@ -283,7 +362,7 @@ say("mptcp", attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 2
 say("sctp", attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 132)))
 def udp_out():
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    u.sendto(b"x", ("192.0.2.1", 53))
+    u.sendto(b"x", ("198.51.100.7", 53))
 say("udp_out", attempt(udp_out))
 def udp_loopback():
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -296,37 +375,164 @@ def listen():
 say("bind", attempt(listen))
 say("unshare_net", sc(272, 0x40000000))
 say("dns", attempt(lambda: socket.getaddrinfo("allowed.test", 80)))
-def via_proxy():
-    s = socket.create_connection(("127.0.0.1", 3128), timeout=3)
+def via_proxy(family, host):
+    def go():
+        s = socket.socket(family, socket.SOCK_STREAM)
+        s.settimeout(3)
+        s.connect((host, 3128))
+        s.sendall(b"CONNECT 192.0.2.1:3128 HTTP/1.1\r\n\r\n")
+        return s.recv(12)
+    return go
+say("proxy_reached", got(via_proxy(socket.AF_INET, "127.0.0.1")))
+say("proxy_reached_mapped", got(via_proxy(socket.AF_INET6, "::ffff:127.0.0.1")))
+def nonblocking():
+    s = socket.socket()
+    s.setblocking(False)
+    r = s.connect_ex(("127.0.0.1", 3128))
+    assert r in (0, errno.EINPROGRESS), r
+    select.select([], [s], [], 3)
+    assert s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0
     s.sendall(b"CONNECT 192.0.2.1:3128 HTTP/1.1\r\n\r\n")
+    select.select([s], [], [], 3)
+    assert not (s.getblocking()), "still non-blocking"
     return s.recv(12)
-say("proxy_reached", got(via_proxy))
-say("forwarder", got(lambda: socket.create_connection(("db.test", 5432), timeout=3).recv(64)))
-"#,
-        );
-        // The namespace: every address but its loopback is unreachable, on any port.
-        r.assert_said("direct_server", "ENETUNREACH");
-        r.assert_said("direct_forwarder_port", "ENETUNREACH");
-        r.assert_said("proxy_port_elsewhere", "ENETUNREACH");
-        r.assert_said("proxy_port_unlisted", "ENETUNREACH");
-        // The harness's loopback is not the namespace's: nothing listens there.
-        r.assert_said("harness_loopback", "ECONNREFUSED");
-        r.assert_said("harness_loopback_proxy_port", "ECONNREFUSED");
-        r.assert_said("ipv6", "ENETUNREACH");
-        r.assert_said("ipv6_loopback_proxy_port", "ECONNREFUSED");
-        for name in ["mptcp", "sctp", "unix", "netlink", "unshare_net"] {
-            r.assert_said(name, "EPERM");
-        }
-        // UDP stays in the namespace: out is unreachable, its own loopback is the program's.
-        r.assert_said("udp_out", "ENETUNREACH");
-        r.assert_said("udp_loopback", "ok");
-        // The program may serve on its own loopback (a local server and its client).
-        r.assert_said("bind", "ok");
-        assert_ne!(r.said("dns"), "ok", "the program has no DNS: {}", r.raw);
-        // The proxy itself is reached, and refuses an IP literal that is not listed.
-        r.assert_said("proxy_reached", "got:HTTP/1.1 403");
-        r.assert_said("forwarder", "got:pg-ok");
+say("proxy_reached_nonblocking", got(nonblocking))
+say("forwarder", got(lambda: socket.create_connection(("192.0.2.1", 5432), timeout=3).recv(64)))
+"#;
+
+#[test]
+fn a_held_connect_reads_the_address_once_and_a_swapped_descriptor_gains_nothing() {
+    if !world_available() {
+        return;
     }
+    // Threads race a connect: one flips the address in memory between the proxy's and the
+    // server's behind the proxy's port elsewhere (which Landlock's port rule alone would let
+    // through), another swaps the descriptor for a fresh socket. The helper reads the address
+    // once and never lets the call go on, so the program only ever reaches the proxy.
+    let w = World::in_mode(
+        "proxy-held-race",
+        "commands = [\"python3\"]\n[internet]\nhosts = [\"192.0.2.1\"]\n",
+        true,
+    );
+    let r = w.python(
+        &[],
+        r#"
+import threading, struct
+proxy = struct.pack("=H", socket.AF_INET) + struct.pack(">H", 3128) + bytes([127, 0, 0, 1]) + bytes(8)
+bypass = struct.pack("=H", socket.AF_INET) + struct.pack(">H", 3128) + bytes([192, 0, 2, 1]) + bytes(8)
+buf = ctypes.create_string_buffer(proxy, 16)
+stop = False
+def flip():
+    while not stop:
+        ctypes.memmove(buf, bypass, 16)
+        ctypes.memmove(buf, proxy, 16)
+fd_box = [None]
+def swap():
+    # Now and then, so that some connects finish unswapped even on a busy machine.
+    import time
+    while not stop:
+        fd = fd_box[0]
+        if fd is not None:
+            t = socket.socket()
+            os.dup2(t.fileno(), fd)
+            t.close()
+        time.sleep(0.003)
+flipper = threading.Thread(target=flip); flipper.start()
+swapper = threading.Thread(target=swap); swapper.start()
+answers = {}
+for i in range(300):
+    s = socket.socket()
+    s.settimeout(2)
+    fd_box[0] = s.fileno()
+    r = libc.connect(s.fileno(), buf, 16)
+    fd_box[0] = None
+    if r != 0:
+        key = errno.errorcode.get(ctypes.get_errno(), "?")
+    else:
+        try:
+            s.sendall(b"GET http://192.0.2.1/hello.txt HTTP/1.1\r\nHost: 192.0.2.1\r\n\r\n")
+            key = s.recv(200).decode(errors="replace").split("\r\n")[0] or "closed"
+        except OSError as e:
+            key = errno.errorcode.get(e.errno, "?")
+    answers[key] = answers.get(key, 0) + 1
+    s.close()
+stop = True
+flipper.join(); swapper.join()
+say("answers", sorted(answers.items()))
+"#,
+    );
+    assert_eq!(r.json["enforced"]["mode"], "landlock-only", "{}", r.raw);
+    let answers = r.said("answers");
+    assert!(!answers.contains("door-bypassed"), "the server behind the proxy's port elsewhere: {answers}");
+    assert!(answers.contains("HTTP/1.0 200"), "the proxy is reached: {answers}");
+    assert!(answers.contains("ENETUNREACH"), "the swapped-in address is refused: {answers}");
+}
+
+#[test]
+fn the_held_doors_listeners_serve_the_call_and_no_other_process() {
+    if !world_available() {
+        return;
+    }
+    // The held door's listeners are on the world's loopback, where any process can connect.
+    // While a call runs, another process of the world (outside any sandbox) connects to every
+    // listening port on 127.0.0.1 and asks each for the allowed host's file.
+    let policy = "commands = [\"curl\", \"sh\", \"sleep\"]\n[internet]\nhosts = [\"allowed.test\"]\n";
+    let w = World::in_mode("proxy-held-stranger", policy, true);
+    let stranger = r#"
+import socket, sys, time
+ports = set()
+for line in open("/proc/net/tcp").read().splitlines()[1:]:
+    local, state = line.split()[1], line.split()[3]
+    ip, port = local.split(":")
+    if state == "0A" and ip == "0100007F":
+        ports.add(int(port, 16))
+served = []
+for port in sorted(ports - {80, 8080}):
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=2)
+        s.sendall(b"GET http://allowed.test/hello.txt HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+        s.settimeout(2)
+        answer = s.recv(4096).decode(errors="replace")
+    except OSError as e:
+        answer = "error " + str(e)
+    served.append((port, answer))
+print("tried", len(served), "listeners", sorted(ports))
+print("stranger got", "hello from allowed" in "".join(a for _, a in served))
+"#;
+    let inner = w.agent.command(RESOLVE, &["sh", "-c", "sleep 3; curl -fsS http://allowed.test/hello.txt"]);
+    let lnk = format!(
+        "{:?} {}",
+        inner.get_program(),
+        inner
+            .get_args()
+            .map(|a| format!("'{}'", a.to_string_lossy().replace('\'', "'\\''")))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let script = format!(
+        "{lnk} > {out} & pid=$!; sleep 1.5; python3 -c '{stranger}'; wait $pid",
+        out = w.agent.dir.join("report.json").display(),
+        stranger = stranger.replace('\'', "'\\''"),
+    );
+    let mut c = w.in_world(false);
+    c.args(["sh", "-c", &script]);
+    let out = c.output().unwrap();
+    let said = common::stdout(&out);
+    let report = std::fs::read_to_string(w.agent.dir.join("report.json")).unwrap_or_default();
+    assert!(said.contains("stranger got False"), "{said}\n{}\n{report}", common::stderr(&out));
+    assert!(
+        !said.contains("tried 0 listeners"),
+        "the proxy's listener was found: {said}\n{}\n{report}",
+        common::stderr(&out)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(w.agent.dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["stdout"]["text"], "hello from allowed\n", "the call itself is served: {report}");
+    let refusals = report["internet"]["refusals"].as_array().unwrap();
+    assert!(
+        refusals.iter().any(|x| x["why"].as_str().unwrap().contains("from outside the call")),
+        "{report}"
+    );
 }
 
 #[test]
@@ -372,6 +578,90 @@ say("other_address", attempt(lambda: socket.create_connection(("192.0.2.2", 5432
     r.assert_said("by_ipv6_address", "ipv6-host");
     r.assert_said("other_address", "ENETUNREACH");
     assert_eq!(r.json["internet"]["connections"], 3, "{}", r.raw);
+}
+
+#[test]
+fn in_the_held_door_a_tcp_endpoint_is_reached_by_address_and_a_name_is_refused() {
+    if !world_available() {
+        return;
+    }
+    let policy = r#"
+commands = ["python3"]
+[internet]
+hosts = ["allowed.test"]
+tcp = ["192.0.2.1:5432", "[2001:db8::1]:80"]
+"#;
+    let w = World::in_mode("proxy-held-tcp", policy, true);
+    let r = w.python(
+        &[],
+        r#"
+s = socket.create_connection(("192.0.2.1", 5432), timeout=5)
+f = s.makefile("rwb")
+say("greeting", f.readline().decode().strip())
+f.write(b"select 1\n"); f.flush()
+say("echo", f.readline().decode().strip())
+v6 = socket.create_connection(("2001:db8::1", 80), timeout=5)
+v6.sendall(b"GET / HTTP/1.0\r\n\r\n")
+say("by_ipv6_address", v6.makefile("rb").read().decode().split("\r\n\r\n")[-1].strip())
+say("other_port", attempt(lambda: socket.create_connection(("192.0.2.1", 5433), timeout=3)))
+say("other_address", attempt(lambda: socket.create_connection(("192.0.2.2", 5432), timeout=3)))
+"#,
+    );
+    assert_eq!(r.json["enforced"]["mode"], "landlock-only", "{}", r.raw);
+    r.assert_said("greeting", "pg-ok");
+    r.assert_said("echo", "echo:select 1");
+    r.assert_said("by_ipv6_address", "ipv6-host");
+    r.assert_said("other_port", "ENETUNREACH");
+    r.assert_said("other_address", "ENETUNREACH");
+    assert_eq!(r.json["internet"]["connections"], 2, "{}", r.raw);
+
+    // By name, the program would need a hosts file, which needs a mount namespace: refused,
+    // saying what to list instead, and nothing runs.
+    let named = World::in_mode(
+        "proxy-held-named",
+        "commands = [\"true\"]\n[internet]\ntcp = [\"db.test:5432\"]\n",
+        true,
+    );
+    let r = named.run(&[], &["true"]);
+    assert_eq!(r.outcome(), "refused", "{}", r.raw);
+    let error = r.json["error"].as_str().unwrap();
+    assert!(error.contains("`db.test:5432` by name") && error.contains("address instead"), "{error}");
+}
+
+#[test]
+fn under_the_held_connects_landlock_allows_the_asked_ports_only() {
+    if !world_available() {
+        return;
+    }
+    // A test build without the hold (`LNK_TEST_WITHOUT=held-connects`): the program's own
+    // connects reach the kernel, where Landlock's rule is the only layer left. It refuses every
+    // port but the proxy's and the endpoints', and every bind.
+    let policy =
+        "commands = [\"python3\"]\n[internet]\nhosts = [\"allowed.test\"]\ntcp = [\"192.0.2.1:5432\"]\n";
+    let w = World::in_mode("proxy-held-landlock", policy, true);
+    let script = format!(
+        "{PY_PRELUDE}\n{}",
+        r#"
+def connect(address):
+    s = socket.socket()
+    s.settimeout(3)
+    s.connect(address)
+say("port_80", attempt(lambda: connect(("198.51.100.7", 80))))
+say("port_8080", attempt(lambda: connect(("127.0.0.1", 8080))))
+say("bind", attempt(lambda: socket.socket().bind(("127.0.0.1", 3129))))
+say("endpoint_port", attempt(lambda: connect(("192.0.2.1", 5432))))
+"#
+    );
+    let inner = w.agent.command(&[], &["python3", "-c", &script]);
+    let mut c = w.in_world(false);
+    c.arg(inner.get_program()).args(inner.get_args()).env("LNK_TEST_WITHOUT", "held-connects");
+    let r = Report::from(c.output().unwrap());
+    assert_eq!(r.json["enforced"]["mode"], "landlock-only", "{}", r.raw);
+    r.assert_said("port_80", "EACCES");
+    r.assert_said("port_8080", "EACCES");
+    r.assert_said("bind", "EACCES");
+    // The asked ports themselves are Landlock's to allow, on any address: why connects are held.
+    r.assert_said("endpoint_port", "ok");
 }
 
 #[test]
@@ -424,7 +714,13 @@ fn real_clients_git_pip_and_node() {
     if !world_available() {
         return;
     }
-    let w = World::new("proxy-clients", "commands = [\"*\"]\n[internet]\nhosts = [\"allowed.test\"]\n");
+    for w in World::both("proxy-clients", "commands = [\"*\"]\n[internet]\nhosts = [\"allowed.test\"]\n") {
+        real_clients_in(&w);
+    }
+}
+
+/// git, pip and node through the proxy, in `w`'s mode.
+fn real_clients_in(w: &World) {
     let www = w.www();
     // A repository served over git's dumb HTTP protocol.
     let git = |dir: &std::path::Path, args: &[&str]| {
@@ -469,8 +765,8 @@ s.once('data', (d) => {
     let out = r.out();
     assert!(out.contains("git:cloned through the proxy"), "{}", r.raw);
     assert!(out.contains("pip:installed through the proxy"), "{}", r.raw);
-    assert!(out.contains("node:hello from allowed"), "{}", r.raw);
-    assert_eq!(r.code, Some(0), "{}", r.raw);
+    assert!(out.contains("node:hello from allowed"), "{}: {}", w.mode(), r.raw);
+    assert_eq!(r.code, Some(0), "{}: {}", w.mode(), r.raw);
 }
 
 /// Writes `lnkdemo-1.0-py3-none-any.whl` and its index page into `dir` (a PEP 503 project page).
@@ -501,32 +797,38 @@ open(os.path.join(d, "index.html"), "w").write(f'<html><body><a href="{name}">{n
 }
 
 #[test]
-fn without_user_namespaces_internet_is_refused_and_nothing_runs() {
+fn without_user_namespaces_internet_goes_through_the_held_door() {
     if !world_available() {
         return;
     }
-    // A simulated kernel without unprivileged user namespaces (see `without_user_namespaces`):
-    // lnk runs there as an ordinary user that can make no namespace.
-    let agent = Agent::new("proxy-nouserns", "commands = [\"sh\"]\n[internet]\nhosts = [\"allowed.test\"]\n");
-    let marker = agent.dir.join("ran");
-    let tmp = agent.dir.join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let mut inner = agent.command(&[], &["sh", "-c", &format!("echo > {}", marker.display())]);
-    inner.env("TMPDIR", &tmp);
-    let r = Report::from(common::run(&mut common::without_user_namespaces(&inner)));
-    assert_eq!(r.code, Some(125), "{}", r.raw);
-    assert_eq!(r.outcome(), "unsupported");
-    let error = r.json["error"].as_str().unwrap();
-    assert!(error.contains("user namespace") && error.contains("[internet]"), "{error}");
-    assert!(!marker.exists(), "the program must not run");
-    // A sandbox without [internet] still runs there, in the Landlock-only mode.
-    let plain_policy = agent.dir.file("plain.toml", "commands = [\"true\"]\n");
-    let mut plain = common::lnk();
-    plain.args(["sandbox", "run", "--report", "json", "--file"]).arg(&plain_policy).args(["--", "true"]);
-    plain.env("TMPDIR", &tmp).env("HOME", &agent.home);
-    let r = Report::from(common::run(&mut common::without_user_namespaces(&plain)));
-    assert_eq!(r.code, Some(0), "{}", r.raw);
+    // Inside the tests' internet, a kernel that refuses user namespaces (see
+    // `without_user_namespaces`), not the test build's knob: lnk runs in its Landlock-only mode
+    // and makes the program's connects itself.
+    let w = World::new("proxy-nouserns", CURL_POLICY);
+    let mut inner = w.agent.command(
+        RESOLVE,
+        &[
+            "sh",
+            "-c",
+            "curl -fsS http://allowed.test/hello.txt; curl -sS -o /dev/null -w '%{http_code}\\n' http://unlisted.test/; \
+             curl -sS --noproxy '*' http://192.0.2.1/hello.txt; echo direct=$?",
+        ],
+    );
+    inner.env("TMPDIR", w.tmp());
+    let wrapped = common::without_user_namespaces(&inner);
+    let mut c = w.in_world(false);
+    c.arg(wrapped.get_program()).args(wrapped.get_args());
+    let r = Report::from(c.output().unwrap());
     assert_eq!(r.json["enforced"]["mode"], "landlock-only", "{}", r.raw);
+    assert!(r.json["enforced"]["mode_reason"].as_str().unwrap().contains("user namespace"), "{}", r.raw);
+    assert_eq!(r.out(), "hello from allowed\n403\ndirect=7\n", "{}", r.raw);
+    assert_eq!(r.json["internet"]["connections"], 1, "{}", r.raw);
+    let refused = refusals(&r);
+    assert!(refused.iter().any(|x| x.0 == "unlisted.test"), "{refused:?}");
+    assert!(
+        refused.iter().any(|x| x.0 == "192.0.2.1" && x.1 == 80 && x.2.contains("a direct connection")),
+        "the direct connect is named: {refused:?}"
+    );
 }
 
 #[test]
@@ -540,13 +842,14 @@ fn status_says_how_internet_is_confined() {
         text.contains("[internet] on this kernel: a network namespace whose only door is the call's proxy"),
         "{text}"
     );
-    // And where user namespaces are refused, status says [internet] is refused, and why.
+    // And where user namespaces are refused, status says each connect is held and made by the
+    // helper.
     let mut status = common::lnk();
     status.args(["sandbox", "status", "--json"]);
     let out = common::run(&mut common::without_user_namespaces(&status));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(json["internet"], serde_json::Value::Null, "{json}");
-    assert!(json["internet_error"].as_str().unwrap().contains("no unprivileged user namespaces"), "{json}");
+    assert!(json["internet"].as_str().unwrap().contains("each connect held by seccomp"), "{json}");
+    assert_eq!(json["internet_error"], serde_json::Value::Null, "{json}");
     assert_eq!(json["mode"], "landlock-only", "{json}");
 }
 
@@ -556,11 +859,11 @@ fn a_background_command_gets_the_same_proxy() {
         return;
     }
     // Without --resolve (a background start takes none), the listed host is an address.
-    let w = World::new("proxy-background", "commands = [\"curl\"]\n[internet]\nhosts = [\"192.0.2.1\"]\n");
-    let agent_dir = w.agent.home.join("Link/Agents/a");
-    std::fs::create_dir_all(&agent_dir).unwrap();
-    let files_dir = w.agent.home.join("Link/Files");
-    let script = r#"
+    for w in World::both("proxy-background", "commands = [\"curl\"]\n[internet]\nhosts = [\"192.0.2.1\"]\n") {
+        let agent_dir = w.agent.home.join("Link/Agents/a");
+        std::fs::create_dir_all(&agent_dir).unwrap();
+        let files_dir = w.agent.home.join("Link/Files");
+        let script = r#"
 lr=$1; shift
 "$lr" start --agent-dir "$AGENT" --files-dir "$FILES" --file "$POLICY" -- curl -fsS http://192.0.2.1/hello.txt >/dev/null
 for i in $(seq 200); do "$lr" list --json --agent-dir "$AGENT" --files-dir "$FILES" | grep -q '"running"' || break; sleep 0.05; done
@@ -568,30 +871,35 @@ for i in $(seq 200); do "$lr" list --json --agent-dir "$AGENT" --files-dir "$FIL
 for i in $(seq 200); do "$lr" list --json --agent-dir "$AGENT" --files-dir "$FILES" | grep -q '"running"' || break; sleep 0.05; done
 "$lr" list --json --agent-dir "$AGENT" --files-dir "$FILES"
 "#;
-    let mut c = w.in_world(false);
-    c.args(["sh", "-c", script, "sh", env!("CARGO_BIN_EXE_lnk-link-run")])
-        .env("AGENT", &agent_dir)
-        .env("FILES", &files_dir)
-        .env("POLICY", &w.agent.policy);
-    let out = c.output().unwrap();
-    let list: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", common::stdout(&out), common::stderr(&out)));
-    let records = list["records"].as_array().unwrap();
-    assert_eq!(records.len(), 2, "{list}");
-    let mut outputs: Vec<String> = Vec::new();
-    for r in records {
-        assert_eq!(r["state"], "exited", "{r}");
-        let id = r["id"].as_str().unwrap();
-        let read = Command::new(env!("CARGO_BIN_EXE_lnk-link-run"))
-            .args(["read", id, "--agent-dir"])
-            .arg(&agent_dir)
-            .arg("--files-dir")
-            .arg(&files_dir)
-            .env("HOME", &w.agent.home)
-            .output()
-            .unwrap();
-        outputs.push(common::stdout(&read));
+        let mut c = w.in_world(false);
+        c.args(["sh", "-c", script, "sh", env!("CARGO_BIN_EXE_lnk-link-run")])
+            .env("AGENT", &agent_dir)
+            .env("FILES", &files_dir)
+            .env("POLICY", &w.agent.policy);
+        let out = c.output().unwrap();
+        let list: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}\n{}", common::stdout(&out), common::stderr(&out)));
+        let records = list["records"].as_array().unwrap();
+        assert_eq!(records.len(), 2, "{list}");
+        let mut outputs: Vec<String> = Vec::new();
+        for r in records {
+            assert_eq!(r["state"], "exited", "{r}");
+            let id = r["id"].as_str().unwrap();
+            let read = Command::new(env!("CARGO_BIN_EXE_lnk-link-run"))
+                .args(["read", id, "--agent-dir"])
+                .arg(&agent_dir)
+                .arg("--files-dir")
+                .arg(&files_dir)
+                .env("HOME", &w.agent.home)
+                .output()
+                .unwrap();
+            outputs.push(common::stdout(&read));
+        }
+        assert!(outputs.iter().any(|o| o.contains("hello from allowed")), "{}: {outputs:?}", w.mode());
+        assert!(
+            outputs.iter().any(|o| o.contains("403")),
+            "{}: the unlisted address is refused: {outputs:?}",
+            w.mode()
+        );
     }
-    assert!(outputs.iter().any(|o| o.contains("hello from allowed")), "{outputs:?}");
-    assert!(outputs.iter().any(|o| o.contains("403")), "the unlisted address is refused: {outputs:?}");
 }

@@ -1,24 +1,39 @@
 //! A held call's notification, as the kernel gives it (80 bytes of `struct seccomp_notif`), read
 //! and decoded: it never panics, a call it cannot name is refused, and what it decodes keeps the
-//! numbers the kernel gave (an fd or a directory fd is the argument's low 32 bits).
+//! numbers the kernel gave (an fd or a directory fd is the argument's low 32 bits). The bytes
+//! past the first 80 are a held connect's address, as the program's memory holds it: decoded
+//! without a panic, and only an IPv4 or IPv6 address of the length the kernel takes.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use lnk::notify::Held;
-use lnk::notify::request::{Target, decode};
+use lnk::notify::connect::parse_sockaddr;
+use lnk::notify::request::{Call, Target, decode_call};
 
 fuzz_target!(|data: &[u8]| {
     let mut raw = [0u8; 80];
     let n = data.len().min(80);
     raw[..n].copy_from_slice(&data[..n]);
     let held = Held::parse(&raw);
-    if let Ok(request) = decode(i64::from(held.nr), held.args) {
-        match request.target {
-            Target::Fd(fd) => assert!(held.args.iter().any(|a| *a as u32 as i32 == fd)),
+    let low = |fd: i32| held.args.iter().any(|a| *a as u32 as i32 == fd);
+    match decode_call(i64::from(held.nr), held.args) {
+        Ok(Call::Metadata(request)) => match request.target {
+            Target::Fd(fd) => assert!(low(fd)),
             Target::Path { dirfd, path, .. } => {
-                assert!(dirfd == -100 || held.args.iter().any(|a| *a as u32 as i32 == dirfd));
+                assert!(dirfd == -100 || low(dirfd));
                 assert!(held.args.contains(&path));
             }
+        },
+        Ok(Call::Connect(lnk::notify::request::Connect { fd, address, len })) => {
+            assert!(low(fd) && low(len) && held.args.contains(&address));
         }
+        Err(_) => {}
+    }
+    let address = &data[n..];
+    let len = held.args[2] as u32 as usize;
+    let read = &address[..address.len().min(28).min(len)];
+    if let Ok(parsed) = parse_sockaddr(read, len) {
+        let needed = if parsed.is_ipv4() { 16 } else { 24 };
+        assert!(read.len() >= needed && len >= needed);
     }
 });

@@ -32,6 +32,8 @@ pub struct Grants {
     pub write_roots: Vec<(PathBuf, OwnedFd)>,
     /// The holes in the grants (see [`crate::sandbox::holes`]).
     pub holes: Vec<PathBuf>,
+    /// Where held connects go, with `[internet]` ([`crate::proxy::host_door`]).
+    pub connects: Option<std::sync::Arc<crate::proxy::host_door::Router>>,
 }
 
 /// Performs `request` for the process `pid`, whose memory is `memory`. The answer is the call's

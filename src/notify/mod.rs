@@ -1,6 +1,7 @@
 //! Held system calls (seccomp user notification): in the Landlock-only mode, the helper
 //! performs the program's metadata calls (`chmod`, `chown`, `utimensat`, the xattr calls and
-//! their siblings) beneath the write grants, and refuses them elsewhere.
+//! their siblings) beneath the write grants, and refuses them elsewhere; with `[internet]` it
+//! makes the program's TCP connections too, to the call's proxy only ([`connect`]).
 //!
 //! Why. Without a mount namespace nothing makes the rest of the file system read-only, and
 //! Landlock does not govern metadata: allowed outright, `chmod` would reach every file the
@@ -26,6 +27,7 @@
 //! What it costs: a socket pair and one message per launch; a held call costs two context
 //! switches and a few system calls of the helper's.
 
+pub mod connect;
 pub mod memory;
 pub mod metadata;
 pub mod request;
@@ -193,13 +195,37 @@ fn perform(listener: BorrowedFd<'_>, grants: &Grants, held: &Held) -> Result<(),
     if held.arch != crate::sandbox::bpf::AUDIT_ARCH {
         return Err(Errno::NOSYS);
     }
-    let request = request::decode(i64::from(held.nr), held.args)?;
+    let call = request::decode_call(i64::from(held.nr), held.args)?;
     let memory = memory::Memory::open(held.pid).map_err(|_| Errno::PERM)?;
-    // The memory opened is the holding thread's only while its call is still held.
+    let process = match call {
+        request::Call::Connect(_) => Some(open_process(held.pid)?),
+        request::Call::Metadata(_) => None,
+    };
+    // What was opened is the holding thread's only while its call is still held.
     if !crate::sys::seccomp_notif_id_valid(listener, held.id) {
         return Err(Errno::NOENT);
     }
-    metadata::perform(grants, held.pid, &memory, &request)
+    match (call, process) {
+        (request::Call::Metadata(request), _) => metadata::perform(grants, held.pid, &memory, &request),
+        (request::Call::Connect(request), Some(process)) => {
+            // A connect is held only with a held door; without one, no socket could be made.
+            let router = grants.connects.as_ref().ok_or(Errno::PERM)?;
+            connect::perform(listener, held.id, router, &process, &memory, request)
+        }
+        (request::Call::Connect(_), None) => Err(Errno::PERM),
+    }
+}
+
+/// The holding thread's `/proc` folder, opened once: what is read through it afterwards is that
+/// thread's, whatever process later takes its number.
+fn open_process(tid: u32) -> Result<OwnedFd, Errno> {
+    use rustix::fs::{Mode, OFlags};
+    rustix::fs::open(
+        format!("/proc/{tid}"),
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|_| Errno::PERM)
 }
 
 /// Runs `f` with no effective capability on this thread (a root helper's are set aside and put

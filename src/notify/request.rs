@@ -1,4 +1,4 @@
-//! A held system call, decoded: which metadata call, on what, with which values. Pure: it reads
+//! A held system call, decoded: which metadata call (or `connect`), on what, with which values. Pure: it reads
 //! only the numbers the kernel copied into the notification (the program cannot change those
 //! after the fact), never the program's memory, so it can be fuzzed alone
 //! (`fuzz/fuzz_targets/notify_request.rs`).
@@ -86,7 +86,34 @@ fn path(dirfd: i32, address: u64, flags: u32, allowed: u32, follow: bool) -> Res
     })
 }
 
-/// Decodes a held call, as the kernel's `seccomp_data` gives it (`nr`, `args`). A call this
+/// A held call of either kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    /// A metadata call (the Landlock-only mode: [`super::metadata`]).
+    Metadata(Request),
+    /// `connect` (the Landlock-only mode with `[internet]`: [`super::connect`]).
+    Connect(Connect),
+}
+
+/// A held `connect(fd, address, len)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Connect {
+    pub fd: i32,
+    /// The `struct sockaddr`'s address in the program's memory.
+    pub address: u64,
+    /// Its length, as the program gave it.
+    pub len: i32,
+}
+
+/// Decodes a held call: a `connect`, or a metadata call as [`decode`] reads it.
+pub fn decode_call(nr: i64, args: [u64; 6]) -> Result<Call, Errno> {
+    if nr == libc::SYS_connect {
+        return Ok(Call::Connect(Connect { fd: int(args[0]), address: args[1], len: int(args[2]) }));
+    }
+    decode(nr, args).map(Call::Metadata)
+}
+
+/// Decodes a held metadata call, as the kernel's `seccomp_data` gives it (`nr`, `args`). A call this
 /// does not know (none is held but these) or flags it does not know are refused: `ENOSYS`,
 /// `EINVAL`.
 pub fn decode(nr: i64, args: [u64; 6]) -> Result<Request, Errno> {
@@ -195,5 +222,16 @@ mod tests {
         assert_eq!(decode(libc::SYS_fchownat, args(&[3, p, 1, 2, 0x8000])), Err(Errno::INVAL));
         assert_eq!(decode(libc::SYS_utimensat, args(&[3, 0, 0, 0x100])), Err(Errno::INVAL));
         assert_eq!(decode(libc::SYS_read, args(&[])), Err(Errno::NOSYS));
+    }
+
+    #[test]
+    fn a_connect_is_decoded_with_the_ints_the_kernel_reads() {
+        assert_eq!(
+            decode_call(libc::SYS_connect, args(&[0xffff_ffff_0000_0005, 0x5000, 0xffff_ffff])),
+            Ok(Call::Connect(Connect { fd: 5, address: 0x5000, len: -1 }))
+        );
+        let chmod = decode_call(libc::SYS_fchmod, args(&[3, 0o644])).unwrap();
+        assert_eq!(chmod, Call::Metadata(Request { op: Op::Chmod { mode: 0o644 }, target: Target::Fd(3) }));
+        assert_eq!(decode_call(libc::SYS_bind, args(&[])), Err(Errno::NOSYS));
     }
 }

@@ -7,6 +7,7 @@
 //! | part | what it does |
 //! |---|---|
 //! | [`door`] | the program's network namespace, whose only way out is the proxy's sockets |
+//! | [`host_door`] | without a namespace: each `connect` held and made by the helper, to the proxy only |
 //! | [`policy`] | which host, port and address a connection may reach, and how many a minute |
 //! | [`request`] | what a program's request says, read strictly, and where its one body ends |
 //! | [`server`] | the threads that accept, ask the policy, connect out and relay |
@@ -19,6 +20,7 @@
 //! [`Log`] that goes into the call's report, so a harness can tell the model what to ask for.
 
 pub mod door;
+pub mod host_door;
 pub mod policy;
 pub mod request;
 pub mod server;
@@ -60,6 +62,8 @@ impl ResolveOverride {
 /// What the proxy did during the call, for the report.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Log {
+    /// How the program was kept to the proxy: [`NetworkDoor::name`].
+    pub confinement: &'static str,
     /// Connections opened upstream.
     pub connections: u64,
     /// Connections and requests refused, in all.
@@ -91,24 +95,70 @@ impl Log {
     }
 }
 
-/// Receives the listening sockets the program's child made in its namespace and serves the
-/// proxy on them, for as long as this process lives. Call after the last fork (the proxy's
-/// threads start here). If the sockets never come, the child failed before it could run the
-/// program (and says why through the lifetime's failure pipe): the program never runs without
-/// its door; the log then names the failure too.
+/// How the program reaches the call's proxy, and nothing else.
+pub enum NetworkDoor {
+    /// A network namespace of the program's own (the own world): see [`door`].
+    Namespace(door::Door),
+    /// The host's network, each `connect` held and made by the helper (the Landlock-only mode):
+    /// see [`host_door`].
+    Held(host_door::HostDoor),
+}
+
+impl NetworkDoor {
+    /// What the report calls this way of confining the program.
+    pub fn name(&self) -> &'static str {
+        match self {
+            NetworkDoor::Namespace(_) => "network namespace",
+            NetworkDoor::Held(_) => "held connects",
+        }
+    }
+
+    /// The TCP ports the program may connect to (Landlock's rule).
+    pub fn ports(&self) -> Vec<u16> {
+        match self {
+            NetworkDoor::Namespace(door) => door.ports(),
+            NetworkDoor::Held(door) => door.ports(),
+        }
+    }
+}
+
+/// Serves the call's proxy on the door's listening sockets, for as long as this process lives.
+/// Call after the last fork (the proxy's threads start here).
+///
+/// With a namespace, the sockets come from the program's child, which made them there. If they
+/// never come, the child failed before it could run the program (and says why through the
+/// lifetime's failure pipe): the program never runs without its door; the log then names the
+/// failure too.
 pub fn serve_door(
-    mut door: door::Door,
+    door: NetworkDoor,
     net: Option<&InternetFlags>,
     resolve: &[ResolveOverride],
 ) -> Arc<Mutex<Log>> {
-    door.close_child_end();
-    let log = Arc::new(Mutex::new(Log::default()));
-    match (door.receive(), net) {
-        (Ok(listeners), Some(net)) => {
-            server::serve(listeners, net.clone(), resolve.to_vec(), Arc::clone(&log))
+    let confinement = door.name();
+    let (listeners, router, log) = match door {
+        NetworkDoor::Namespace(mut door) => {
+            door.close_child_end();
+            let log = Arc::new(Mutex::new(Log::default()));
+            match door.receive() {
+                Ok(listeners) => (listeners, None, log),
+                Err(why) => {
+                    let mut failed = lock(&log);
+                    failed.confinement = confinement;
+                    failed.refuse("", 0, &why);
+                    drop(failed);
+                    return log;
+                }
+            }
         }
-        (Err(why), _) => lock(&log).refuse("", 0, &why),
-        (Ok(_), None) => {}
+        NetworkDoor::Held(door) => {
+            let (listeners, router) = door.into_parts();
+            let log = router.log();
+            (listeners, Some(router), log)
+        }
+    };
+    lock(&log).confinement = confinement;
+    if let Some(net) = net {
+        server::serve(listeners, net.clone(), resolve.to_vec(), Arc::clone(&log), router);
     }
     log
 }

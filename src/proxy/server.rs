@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::door::Listener;
+use super::host_door::Router;
 use super::policy::{self, RateLimit, Refused};
 use super::request::{self, Body, Malformed, ProxyRequest};
 use super::{Log, ResolveOverride};
@@ -57,6 +58,9 @@ struct Shared {
     rate: Mutex<RateLimit>,
     log: Arc<Mutex<Log>>,
     open: AtomicUsize,
+    /// On the host's loopback (the held door), the connections the helper made, which alone
+    /// are served.
+    admitted_by: Option<Arc<Router>>,
 }
 
 /// Starts one accepting thread per listening socket. The threads run until the process ends.
@@ -65,6 +69,7 @@ pub fn serve(
     net: InternetFlags,
     resolve: Vec<ResolveOverride>,
     log: Arc<Mutex<Log>>,
+    admitted_by: Option<Arc<Router>>,
 ) {
     let shared = Arc::new(Shared {
         rate: Mutex::new(RateLimit::new(net.per_minute)),
@@ -72,6 +77,7 @@ pub fn serve(
         resolve,
         log,
         open: AtomicUsize::new(0),
+        admitted_by,
     });
     for (fd, kind) in listeners {
         let shared = Arc::clone(&shared);
@@ -95,6 +101,18 @@ fn accept_loop(listener: OwnedFd, kind: Listener, shared: Arc<Shared>) {
                 continue;
             }
         };
+        if let Some(router) = &shared.admitted_by {
+            // Another process of the machine, not the program: the listener is on the host's
+            // loopback. Dropped unserved.
+            if !client.peer_addr().is_ok_and(|peer| router.accepts(peer)) {
+                super::lock(&shared.log).refuse(
+                    "",
+                    0,
+                    "a connection from outside the call (another process on this machine)",
+                );
+                continue;
+            }
+        }
         if shared.open.fetch_add(1, Ordering::SeqCst) >= MAX_OPEN {
             shared.open.fetch_sub(1, Ordering::SeqCst);
             super::lock(&shared.log).refuse("", 0, "too many connections open at once");

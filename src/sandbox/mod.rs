@@ -56,7 +56,9 @@ use landlock::{
 use crate::flags::{InternetFlags, SandboxFlags};
 use crate::kernel::{KernelSupport, landlock_abi};
 use crate::paths::overlaps;
+use crate::proxy::NetworkDoor;
 use crate::proxy::door::Door;
+use crate::proxy::host_door::HostDoor;
 use crate::sandbox_file::{Commands, Tool};
 use grants::{ExecFiles, GrantError};
 use holes::Hole;
@@ -192,11 +194,11 @@ pub struct Sandbox {
     /// In the Landlock-only mode, the folder (an absolute path) the program starts in when it is
     /// not the caller's (the own world starts it in its world: see [`world::Start`]).
     move_to: Option<std::ffi::CString>,
-    /// In the Landlock-only mode: the channel the filter's listener crosses to the helper, and
-    /// where the held metadata calls may act.
+    /// In the Landlock-only mode: the channel the filter's listener crosses to the helper, where
+    /// the held metadata calls may act, and where held connects go (with `[internet]`).
     notify: Option<(crate::notify::Channel, crate::notify::Grants)>,
-    /// With `[internet]`: the network namespace's only way out, the call's proxy.
-    door: Option<Door>,
+    /// With `[internet]`: the program's only way out, the call's proxy.
+    door: Option<NetworkDoor>,
 }
 
 impl Sandbox {
@@ -208,7 +210,7 @@ impl Sandbox {
         // The file tool starts nothing and connects nowhere: it never gets a network, whatever
         // `[internet] tools` says.
         let door = match (&req.flags.internet, req.flags.tool) {
-            (Some(net), Tool::Run) => Some(network_door(net, mode, mode_reason.as_deref())?),
+            (Some(net), Tool::Run) => Some(network_door(net, kernel)?),
             _ => None,
         };
         let own_world = mode.is_own_world();
@@ -356,7 +358,7 @@ impl Sandbox {
         // performs them beneath the write grants (see `crate::notify`). The file tool's own code
         // needs none held.
         let notify = match (&world, req.flags.tool) {
-            (None, Tool::Run) => Some(notify_plan(&write_roots, &holes, req.private_tmp)?),
+            (None, Tool::Run) => Some(notify_plan(&write_roots, &holes, req.private_tmp, door.as_ref())?),
             _ => None,
         };
         // Every grant is cut around the holes in it, in both modes: Landlock's rules belong to
@@ -374,8 +376,9 @@ impl Sandbox {
             ruleset = add_around(ruleset, &path, fd, &cut, &aliases, rights)?;
         }
 
-        // Without the own world there is no [internet] (refused above) and so no TCP at all; the
-        // port rules stay for a door outside a namespace, should one ever be built.
+        // Without the own world, Landlock allows a connect to the asked ports only (the proxy's
+        // and each tcp endpoint's), and no bind: a second layer under the held connects (see
+        // `crate::proxy::host_door`), which never let a connect of the program's own go on.
         if !own_world {
             for port in door.as_ref().map(|d| d.ports()).unwrap_or_default() {
                 ruleset = ruleset
@@ -385,8 +388,17 @@ impl Sandbox {
         }
 
         let policy = seccomp::SeccompPolicy {
-            // TCP and UDP in a network namespace of the call's own (loopback, and the door).
-            inet_sockets: own_world && req.flags.tool == Tool::Run,
+            // TCP and UDP in a network namespace of the call's own (loopback, and the door);
+            // without one, TCP sockets whose connects the helper makes, with [internet] only.
+            network: match (&door, own_world && req.flags.tool == Tool::Run) {
+                (_, true) => seccomp::Network::Namespace,
+                // Test builds can leave the hold out, to show Landlock's port rule under it.
+                (Some(NetworkDoor::Held(_)), false) if layer_off("held-connects") => {
+                    seccomp::Network::Namespace
+                }
+                (Some(NetworkDoor::Held(_)), false) => seccomp::Network::Held,
+                _ => seccomp::Network::None,
+            },
             // Outside the write grants a read-only mount answers these with EROFS; without one
             // they are refused, except for lnk's own file tool (see `seccomp`).
             metadata: match (world.is_some() || req.flags.tool == Tool::File, &notify) {
@@ -432,7 +444,7 @@ impl Sandbox {
     }
 
     /// The network door, for the helper to receive the proxy's sockets from after the fork.
-    pub fn take_door(&mut self) -> Option<Door> {
+    pub fn take_door(&mut self) -> Option<NetworkDoor> {
         self.door.take()
     }
 
@@ -458,7 +470,11 @@ impl Sandbox {
                 .add_rule(PathBeneath::new(shm, self.tmp_rights))
                 .map_err(|_| "cannot grant the call's /dev/shm to Landlock")?;
         }
-        if let Some(hosts) = self.door.as_ref().map(Door::open).transpose()?.flatten() {
+        let door = match &self.door {
+            Some(NetworkDoor::Namespace(door)) => Some(door),
+            _ => None,
+        };
+        if let Some(hosts) = door.map(Door::open).transpose()?.flatten() {
             ruleset = ruleset
                 .add_rule(PathBeneath::new(hosts, AccessFs::ReadFile))
                 .map_err(|_| "cannot grant the call's /etc/hosts to Landlock")?;
@@ -598,6 +614,7 @@ fn notify_plan(
     write_roots: &[(PathBuf, OwnedFd)],
     holes: &[Hole],
     private_tmp: &Path,
+    door: Option<&NetworkDoor>,
 ) -> Result<(crate::notify::Channel, crate::notify::Grants), Refusal> {
     let mut roots = Vec::with_capacity(write_roots.len());
     for (path, fd) in write_roots {
@@ -606,7 +623,11 @@ fn notify_plan(
     }
     let holes = holes.iter().map(|h| h.path.clone()).filter(|h| !private_tmp.starts_with(h)).collect();
     let channel = crate::notify::Channel::new().map_err(Refusal::kernel)?;
-    Ok((channel, crate::notify::Grants { write_roots: roots, holes }))
+    let connects = match door {
+        Some(NetworkDoor::Held(door)) => Some(door.router()),
+        _ => None,
+    };
+    Ok((channel, crate::notify::Grants { write_roots: roots, holes, connects }))
 }
 
 /// Whether a test build was asked to leave out one layer of the sandbox (`LNK_TEST_WITHOUT`),
@@ -620,19 +641,20 @@ fn layer_off(layer: &str) -> bool {
     false
 }
 
-/// Plans the network door for `[internet]`, refusing where the kernel cannot make one: without
-/// the call's own world there is no network namespace of the program's own, and Landlock's port
-/// rules alone would let the program reach any host on the proxy's port.
-fn network_door(net: &InternetFlags, mode: WorldMode, why_not: Option<&str>) -> Result<Door, Refusal> {
-    if !mode.is_own_world() {
-        return Err(Refusal::kernel(format!(
-            "[internet] needs a network namespace whose only door is the call's proxy, and this kernel refuses an unprivileged user namespace ({}); lnk will not run a program with more network than asked. Allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0, or the AppArmor userns policy), or drop [internet]",
-            why_not.unwrap_or("unknown reason")
-        )));
+/// Plans the network door for `[internet]`: a network namespace of the program's own in the
+/// own world; without one, the held door (each connect made by the helper, to the proxy only).
+/// Never Landlock's port rules alone: they would let the program reach any host on the proxy's
+/// port.
+fn network_door(net: &InternetFlags, kernel: &KernelSupport) -> Result<NetworkDoor, Refusal> {
+    if kernel.world.0.is_own_world() {
+        // The door's scratch folder for the hosts file must be visible in the program's mount
+        // namespace, where the world's /tmp covers the call's tmp folder.
+        return Door::new(net, Path::new("/tmp")).map(NetworkDoor::Namespace).map_err(Refusal::refused);
     }
-    // The door's scratch folder for the hosts file must be visible in the program's mount
-    // namespace, where the world's /tmp covers the call's tmp folder.
-    Door::new(net, Path::new("/tmp")).map_err(Refusal::refused)
+    // Seccomp's user notification (Linux 5.0) and its ADDFD (5.9) are in every kernel with the
+    // Landlock ABI lnk requires (Linux 6.12); should a filter with a listener still be refused,
+    // the program's process fails before `execve` and nothing runs.
+    HostDoor::new(net).map(NetworkDoor::Held).map_err(Refusal::refused)
 }
 
 /// Refuses unless the kernel gives every guarantee a sandbox needs, naming what is missing.

@@ -41,9 +41,12 @@
 //!   covert channel), no netlink, no packet sockets, and no pathname or abstract Unix socket of
 //!   the host (Landlock before ABI 9 cannot stop a `connect` to a socket file in a readable
 //!   folder). With one (the own world), TCP and UDP over IPv4 and IPv6 only: its loopback is the
-//!   call's own, and its only way out the proxy's door. Unix sockets stay refused in both. `socketpair` is
-//!   allowed for `AF_UNIX` stream and seqpacket sockets only, which can never reach another
-//!   socket (a datagram pair could `sendto` a host socket by path).
+//!   call's own, and its only way out the proxy's door. Without one but with `[internet]` (the
+//!   held door, [`crate::proxy::host_door`]): TCP sockets only, each `connect` held for the
+//!   helper, which makes the connection itself, to the call's proxy only, and `bind` and
+//!   `listen` refused (no server on the host's network). Unix sockets stay refused in every
+//!   case. `socketpair` is allowed for `AF_UNIX` stream and seqpacket sockets only, which can
+//!   never reach another socket (a datagram pair could `sendto` a host socket by path).
 //!
 //! One filter is installed, compiled by [`super::bpf`]: it kills the process for a call made
 //! through another architecture's table (`int 0x80`) or with the x32 bit set, answers `clone3`
@@ -276,11 +279,24 @@ pub enum Metadata {
     Notified,
 }
 
+/// Which sockets the program may make, and how its connects are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Network {
+    /// No socket at all (only `socketpair`).
+    None,
+    /// `AF_INET`/`AF_INET6` TCP and UDP sockets, in a network namespace of the call's own.
+    Namespace,
+    /// `AF_INET`/`AF_INET6` TCP sockets on the host's network, each `connect` held for the
+    /// helper (which makes the connection, to the call's proxy only); `bind` and `listen`
+    /// refused. Needs the filter's listener ([`Metadata::Notified`]).
+    Held,
+}
+
 /// What the filter must allow beyond the base.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SeccompPolicy {
-    /// `AF_INET`/`AF_INET6` TCP and UDP sockets: only in a network namespace of the call's own.
-    pub inet_sockets: bool,
+    /// Sockets: see [`Network`].
+    pub network: Network,
     /// The [`METADATA`] calls.
     pub metadata: Metadata,
     /// The [`IPC`] calls: only with an IPC namespace of the call's own.
@@ -410,21 +426,35 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
         vec![vec![Check::ne(0, libc::AF_UNIX as u32)], other_kind([libc::SOCK_STREAM, libc::SOCK_SEQPACKET])];
     p.set(libc::SYS_socketpair, when(pair_rules));
 
-    if policy.inet_sockets {
-        // Only TCP and UDP over IPv4 or IPv6 (protocol 0, IPPROTO_TCP or IPPROTO_UDP: not raw,
-        // ICMP, MPTCP or SCTP), in the call's own network namespace, whose only interface is
-        // loopback (and whose only way out is the proxy's door); every other family is refused.
-        let mut socket_rules =
-            vec![vec![Check::ne(0, libc::AF_INET as u32), Check::ne(0, libc::AF_INET6 as u32)]];
-        socket_rules.push(other_kind([libc::SOCK_STREAM, libc::SOCK_DGRAM]));
-        socket_rules.push(vec![
-            Check::ne(2, 0),
-            Check::ne(2, libc::IPPROTO_TCP as u32),
-            Check::ne(2, libc::IPPROTO_UDP as u32),
-        ]);
-        p.set(libc::SYS_socket, when(socket_rules));
-    } else {
-        p.set(libc::SYS_socket, refuse.clone());
+    // Only TCP and UDP over IPv4 or IPv6 (protocol 0, IPPROTO_TCP or IPPROTO_UDP: not raw,
+    // ICMP, MPTCP or SCTP); every other family is refused.
+    let inet_rules = |kinds: [i32; 2], protocols: &[i32]| {
+        let mut rules = vec![vec![Check::ne(0, libc::AF_INET as u32), Check::ne(0, libc::AF_INET6 as u32)]];
+        rules.push(other_kind(kinds));
+        rules.push(protocols.iter().map(|p| Check::ne(2, *p as u32)).collect());
+        rules
+    };
+    match policy.network {
+        Network::None => p.set(libc::SYS_socket, refuse.clone()),
+        // In the call's own network namespace, whose only interface is loopback (and whose only
+        // way out is the proxy's door).
+        Network::Namespace => p.set(
+            libc::SYS_socket,
+            when(inet_rules(
+                [libc::SOCK_STREAM, libc::SOCK_DGRAM],
+                &[0, libc::IPPROTO_TCP, libc::IPPROTO_UDP],
+            )),
+        ),
+        // On the host's network: TCP only (no UDP, no DNS), and no connect of the program's own.
+        Network::Held => {
+            p.set(
+                libc::SYS_socket,
+                when(inet_rules([libc::SOCK_STREAM, libc::SOCK_STREAM], &[0, libc::IPPROTO_TCP])),
+            );
+            p.set(libc::SYS_connect, Entry::Always(Answer::Notify));
+            p.set(libc::SYS_bind, refuse.clone());
+            p.set(libc::SYS_listen, refuse.clone());
+        }
     }
     p
 }
@@ -433,15 +463,17 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
 #[cfg(test)]
 pub(super) fn every_policy() -> Vec<SeccompPolicy> {
     let mut all = Vec::new();
-    for metadata in [Metadata::Allowed, Metadata::Refused, Metadata::Notified] {
-        for bits in 0..16u8 {
-            all.push(SeccompPolicy {
-                inet_sockets: bits & 1 != 0,
-                metadata,
-                ipc: bits & 2 != 0,
-                openat2: bits & 4 != 0,
-                sessions: bits & 8 != 0,
-            });
+    for network in [Network::None, Network::Namespace, Network::Held] {
+        for metadata in [Metadata::Allowed, Metadata::Refused, Metadata::Notified] {
+            for bits in 0..8u8 {
+                all.push(SeccompPolicy {
+                    network,
+                    metadata,
+                    ipc: bits & 1 != 0,
+                    openat2: bits & 2 != 0,
+                    sessions: bits & 4 != 0,
+                });
+            }
         }
     }
     all
@@ -545,7 +577,7 @@ mod tests {
     #[test]
     fn with_a_network_namespace_only_tcp_and_udp_sockets_are_allowed() {
         let filter = build(SeccompPolicy {
-            inet_sockets: true,
+            network: Network::Namespace,
             metadata: Metadata::Refused,
             ipc: false,
             openat2: false,
@@ -557,7 +589,7 @@ mod tests {
     #[test]
     fn without_internet_no_socket_is_allowed() {
         let filter = build(SeccompPolicy {
-            inet_sockets: false,
+            network: Network::None,
             metadata: Metadata::Refused,
             ipc: false,
             openat2: false,
@@ -565,6 +597,50 @@ mod tests {
         });
         // TCP refused too: bits 0 and 1 clear, the rest set.
         assert_eq!(in_child_under(&filter, socket_probe), 0b11_1100);
+    }
+
+    #[test]
+    fn without_a_namespace_internet_is_tcp_whose_connects_are_held() {
+        let filter = build(SeccompPolicy {
+            network: Network::Held,
+            metadata: Metadata::Notified,
+            ipc: false,
+            openat2: false,
+            sessions: false,
+        });
+        // TCP made (bits 0, 1), everything else refused (2-6).
+        assert_eq!(in_child_under(&filter, socket_probe), 0b111_1111);
+        // UDP refused; a connect held (without a listener the kernel answers ENOSYS), and a
+        // bind and a listen refused.
+        let held = || {
+            let errno = || {
+                // SAFETY: reads this thread's errno.
+                unsafe { *libc::__errno_location() }
+            };
+            // SAFETY: socket, connect, bind, listen and close on descriptors made here, with a
+            // live local address.
+            unsafe {
+                let mut bits = 0;
+                bits |=
+                    i32::from(libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) < 0 && errno() == libc::EPERM);
+                let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+                let addr = libc::sockaddr_in {
+                    sin_family: libc::AF_INET as libc::sa_family_t,
+                    sin_port: 9u16.to_be(),
+                    sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes([127, 0, 0, 1]) },
+                    sin_zero: [0; 8],
+                };
+                let len = std::mem::size_of::<libc::sockaddr_in>() as u32;
+                let r = libc::connect(fd, std::ptr::addr_of!(addr).cast(), len);
+                bits |= i32::from(r < 0 && errno() == libc::ENOSYS) << 1;
+                let r = libc::bind(fd, std::ptr::addr_of!(addr).cast(), len);
+                bits |= i32::from(r < 0 && errno() == libc::EPERM) << 2;
+                bits |= i32::from(libc::listen(fd, 1) < 0 && errno() == libc::EPERM) << 3;
+                libc::close(fd);
+                bits
+            }
+        };
+        assert_eq!(in_child_under(&filter, held), 0b1111);
     }
 
     #[test]
@@ -577,7 +653,7 @@ mod tests {
     #[test]
     fn the_policy_says_what_the_module_says() {
         let p = rules(SeccompPolicy {
-            inet_sockets: false,
+            network: Network::None,
             metadata: Metadata::Refused,
             ipc: false,
             openat2: false,
@@ -603,7 +679,7 @@ mod tests {
         assert_eq!(call(libc::SYS_memfd_create, [0, u64::from(MFD_NOEXEC_SEAL), 0, 0, 0, 0]), Answer::Allow);
         assert_eq!(call(libc::SYS_memfd_create, [0; 6]), eperm);
         let open = rules(SeccompPolicy {
-            inet_sockets: true,
+            network: Network::Namespace,
             metadata: Metadata::Allowed,
             ipc: true,
             openat2: true,

@@ -69,8 +69,8 @@ pub enum WorldMode {
 pub const LANDLOCK_ONLY_LACKS: &[&str] = &[
     "a /tmp of the call's own (TMPDIR is a private folder; /tmp is unreachable)",
     "a /proc of the call's own (no /proc/self, no ps)",
-    "a /dev/shm of the call's own (no POSIX semaphores: Python multiprocessing locks fail)",
-    "loopback networking (no socket without [internet], which is refused too)",
+    "a /dev/shm of the call's own (no POSIX semaphores or shared memory: Python multiprocessing's locks, queues and pools fail; the host's /dev/shm holds every process's of the user, and Landlock cannot tell the call's files there from theirs)",
+    "loopback networking of the call's own (no socket without [internet]; with it, TCP connects to the call's proxy and listed tcp addresses only, no local server, no UDP, and tcp endpoints by address only)",
     "System V IPC (refused)",
     "the file systems' own ioctls that change a file (chattr's flags), even inside the write grants (refused; mode, owner, times and extended attributes there are performed by the helper)",
 ];

@@ -1,0 +1,349 @@
+//! The held door: `[internet]` without a network namespace of the program's own (the
+//! Landlock-only mode, where the kernel refuses unprivileged user namespaces).
+//!
+//! There the program shares the host's network, and Landlock's TCP rules are by port only: a
+//! program allowed the proxy's port could reach that port on any host. So the program never
+//! makes a connection itself. Seccomp holds every `connect` ([`crate::notify`]); the helper
+//! reads the address once, looks it up in the routes below, makes a TCP socket of its own,
+//! connects it to the matching listener on the host's loopback, and puts it into the program's
+//! descriptor table in place of the program's socket (`SECCOMP_IOCTL_NOTIF_ADDFD` with
+//! `SETFD`, as `dup2` would). The held call is then answered `0`; it never goes on into the
+//! kernel, so nothing the program changes in its memory afterwards is ever read.
+//!
+//! ```text
+//! asked by the program                    connected by the helper to
+//!   127.0.0.1:3128 (or ::ffff:127.0.0.1)    the proxy's listener, 127.0.0.1:<a free port>
+//!   ADDRESS:PORT, each `tcp` address        its forwarder's listener, 127.0.0.1:<a free port>
+//!   anything else                           nothing: ECONNREFUSED on loopback, ENETUNREACH
+//!                                           elsewhere (what the own world's namespace answers),
+//!                                           and a refusal in the report
+//! ```
+//!
+//! The program sees the same addresses as in the own world (`HTTP_PROXY=http://127.0.0.1:3128`,
+//! each `tcp` address as itself), so a harness need not know which mode ran. A `tcp` endpoint
+//! given by name is refused here: showing the program a hosts file needs a mount namespace.
+//!
+//! The listeners are on the host's loopback, where any local process can connect. So the proxy
+//! serves only connections the helper made: each of its connecting sockets is bound to a free
+//! loopback port first and that address admitted ([`Router::admit`]), and the accepting threads
+//! drop any peer not admitted (another process cannot bind the same address while the helper's
+//! socket holds it). Without that, any process of the machine could use the call's proxy.
+//!
+//! The rest of the held mode's network (see [`crate::sandbox::seccomp::Network::Held`]): only
+//! TCP sockets may be made, `bind` and `listen` are refused (no server on the host's network),
+//! `sendto`/`sendmsg` with `MSG_FASTOPEN` are refused (a connect that is not a `connect`), and
+//! Landlock's TCP rule allows connects to the asked ports only, a second layer should seccomp's
+//! hold ever be missing.
+//!
+//! What it trusts: the kernel's seccomp user notification (the held call waits until answered;
+//! `ADDFD` acts on the holding process only while the call is held) and loopback's port
+//! uniqueness.
+
+use std::collections::HashSet;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::os::fd::{AsFd as _, OwnedFd};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rustix::io::Errno;
+use rustix::net::{AddressFamily, SocketFlags, SocketType};
+
+use super::Log;
+use super::door::{Listener, PROXY_PORT};
+use crate::flags::InternetFlags;
+use crate::sandbox_file::TcpHost;
+
+/// How long the helper waits for its own connect to a listener on loopback (a listener whose
+/// queue strangers filled would otherwise hold the program's call, and the helper, forever).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The listeners, made before the fork, and the routes the held connects follow.
+pub struct HostDoor {
+    listeners: Vec<(OwnedFd, Listener)>,
+    router: Arc<Router>,
+}
+
+/// Where a held `connect` goes, and which connections the proxy may serve. Shared by the
+/// helper's notification handling (which connects) and the proxy's threads (which accept).
+pub struct Router {
+    /// Each address a program may ask for, and the listener that serves it.
+    routes: Vec<(SocketAddr, SocketAddr)>,
+    /// The helper's connecting sockets' own addresses, until their connection is accepted.
+    admitted: Mutex<HashSet<SocketAddr>>,
+    /// The call's proxy log: refused connects are named there too.
+    log: Arc<Mutex<Log>>,
+}
+
+impl HostDoor {
+    /// Makes a listener on the host's loopback for the proxy and for each `tcp` address.
+    pub fn new(net: &InternetFlags) -> Result<HostDoor, String> {
+        let mut asked = vec![(SocketAddr::from((Ipv4Addr::LOCALHOST, PROXY_PORT)), Listener::Proxy)];
+        for endpoint in &net.tcp {
+            let ip = match &endpoint.host {
+                TcpHost::Address(ip) => canonical(*ip),
+                TcpHost::Name(name) => {
+                    return Err(format!(
+                        "[internet] tcp lists `{name}:{}` by name; without a namespace of the program's own (the Landlock-only mode) lnk cannot show the program a hosts file that names it. List the endpoint's address instead, or reach it through the proxy",
+                        endpoint.port
+                    ));
+                }
+            };
+            let address = SocketAddr::new(ip, endpoint.port);
+            if address == asked[0].0 {
+                return Err(format!(
+                    "[internet] tcp lists {address}, where the call's proxy is; reach that endpoint by another address"
+                ));
+            }
+            if asked.iter().any(|(a, _)| *a == address) {
+                continue;
+            }
+            let host = match ip {
+                IpAddr::V4(v4) => v4.to_string(),
+                IpAddr::V6(v6) => format!("[{v6}]"),
+            };
+            asked.push((address, Listener::Forward { host, port: endpoint.port }));
+        }
+        let mut routes = Vec::with_capacity(asked.len());
+        let mut listeners = Vec::with_capacity(asked.len());
+        for (address, kind) in asked {
+            let listener =
+                rustix::net::socket_with(AddressFamily::INET, SocketType::STREAM, SocketFlags::CLOEXEC, None)
+                    .map_err(|e| format!("cannot make the proxy's listening socket: {e}"))?;
+            rustix::net::bind(&listener, &SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+                .and_then(|()| rustix::net::listen(&listener, 128))
+                .map_err(|e| format!("cannot listen on the host's loopback for the call's proxy: {e}"))?;
+            let local = local_address(&listener)?;
+            routes.push((address, local));
+            listeners.push((listener, kind));
+        }
+        let router = Router { routes, admitted: Mutex::new(HashSet::new()), log: Arc::default() };
+        Ok(HostDoor { listeners, router: Arc::new(router) })
+    }
+
+    /// The ports the program may ask for (Landlock's second layer).
+    pub fn ports(&self) -> Vec<u16> {
+        let mut ports: Vec<u16> = self.router.routes.iter().map(|(asked, _)| asked.port()).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        ports
+    }
+
+    /// The routes, for the helper's notification handling.
+    pub fn router(&self) -> Arc<Router> {
+        Arc::clone(&self.router)
+    }
+
+    /// The listeners, for the proxy's threads, and the router they admit connections by.
+    pub fn into_parts(self) -> (Vec<(OwnedFd, Listener)>, Arc<Router>) {
+        (self.listeners, self.router)
+    }
+}
+
+impl Router {
+    /// The call's proxy log.
+    pub fn log(&self) -> Arc<Mutex<Log>> {
+        Arc::clone(&self.log)
+    }
+
+    /// The listener that serves `asked`, if the program may connect there.
+    pub fn route(&self, asked: SocketAddr) -> Option<SocketAddr> {
+        let asked = SocketAddr::new(canonical(asked.ip()), asked.port());
+        self.routes.iter().find(|(a, _)| *a == asked).map(|(_, local)| *local)
+    }
+
+    /// Makes a connection to the listener for `asked`, in `asked`'s family (so the program's
+    /// socket stays the family it made), blocking or not as the program's was. Refuses an
+    /// address without a route as the own world's namespace would, and names it in the log.
+    pub fn connect(&self, asked: SocketAddr, nonblocking: bool) -> Result<OwnedFd, Errno> {
+        let Some(local) = self.route(asked) else {
+            let why = "a direct connection: only the call's proxy (HTTP_PROXY) and the listed tcp addresses are reachable";
+            super::lock(&self.log).refuse(&asked.ip().to_string(), asked.port(), why);
+            return Err(refused_errno(asked.ip()));
+        };
+        let (family, loopback) = match asked {
+            SocketAddr::V4(_) => (AddressFamily::INET, IpAddr::V4(Ipv4Addr::LOCALHOST)),
+            SocketAddr::V6(_) => (AddressFamily::INET6, IpAddr::V6(Ipv4Addr::LOCALHOST.to_ipv6_mapped())),
+        };
+        let socket = rustix::net::socket_with(
+            family,
+            SocketType::STREAM,
+            SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+            None,
+        )?;
+        if family == AddressFamily::INET6 {
+            // A v4-mapped address needs a dual-stack socket, whatever `bindv6only` says.
+            rustix::net::sockopt::set_ipv6_v6only(&socket, false)?;
+        }
+        // Bound first, so its address is known, and admitted, before the listener sees it.
+        rustix::net::bind(&socket, &SocketAddr::new(loopback, 0))?;
+        let own = local_address(&socket).map_err(|_| Errno::ADDRNOTAVAIL)?;
+        let admitted = Admission::new(self, own);
+        let target = SocketAddr::new(loopback, local.port());
+        match rustix::net::connect(&socket, &target) {
+            Ok(()) => {}
+            Err(Errno::INPROGRESS) => wait_connected(&socket)?,
+            Err(e) => return Err(e),
+        }
+        rustix::io::ioctl_fionbio(&socket, nonblocking)?;
+        admitted.keep();
+        Ok(socket)
+    }
+
+    /// Whether the proxy may serve a connection from `peer` (one the helper made), once.
+    pub fn accepts(&self, peer: SocketAddr) -> bool {
+        let peer = SocketAddr::new(canonical(peer.ip()), peer.port());
+        self.admitted.lock().unwrap_or_else(|e| e.into_inner()).remove(&peer)
+    }
+}
+
+/// An admitted address, withdrawn again unless its connection was made (a stale admission
+/// would let whoever binds that port next use the proxy).
+struct Admission<'a> {
+    router: &'a Router,
+    address: SocketAddr,
+    kept: bool,
+}
+
+impl<'a> Admission<'a> {
+    fn new(router: &'a Router, address: SocketAddr) -> Admission<'a> {
+        let address = SocketAddr::new(canonical(address.ip()), address.port());
+        router.admitted.lock().unwrap_or_else(|e| e.into_inner()).insert(address);
+        Admission { router, address, kept: false }
+    }
+
+    fn keep(mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for Admission<'_> {
+    fn drop(&mut self) {
+        if !self.kept {
+            self.router.admitted.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.address);
+        }
+    }
+}
+
+/// Waits, a bounded time, for a non-blocking connect to complete.
+fn wait_connected(socket: &OwnedFd) -> Result<(), Errno> {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let mut fds = [PollFd::new(socket, PollFlags::OUT)];
+    let timeout = Timespec { tv_sec: CONNECT_TIMEOUT.as_secs() as i64, tv_nsec: 0 };
+    match rustix::event::poll(&mut fds, Some(&timeout))? {
+        0 => Err(Errno::TIMEDOUT),
+        _ => match rustix::net::sockopt::socket_error(socket)? {
+            Ok(()) => Ok(()),
+            Err(e) => Err(e),
+        },
+    }
+}
+
+/// A socket's own address.
+fn local_address(socket: &OwnedFd) -> Result<SocketAddr, String> {
+    let address = rustix::net::getsockname(socket.as_fd()).map_err(|e| format!("getsockname: {e}"))?;
+    SocketAddr::try_from(address).map_err(|_| "getsockname: not an internet address".to_owned())
+}
+
+/// An address as the routes keep it: a v4-mapped IPv6 address is the IPv4 address it maps.
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+/// What a connect to an address without a route answers: what the own world's namespace, with
+/// loopback its only interface, would.
+pub fn refused_errno(ip: IpAddr) -> Errno {
+    let ip = canonical(ip);
+    if ip.is_loopback() || ip.is_unspecified() { Errno::CONNREFUSED } else { Errno::NETUNREACH }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox_file::{HostPattern, TcpEndpoint};
+    use std::io::{Read as _, Write as _};
+    use std::net::TcpStream;
+
+    fn net(tcp: &[&str]) -> InternetFlags {
+        InternetFlags {
+            hosts: vec![HostPattern::parse("example.org").unwrap()],
+            tcp: tcp.iter().map(|t| TcpEndpoint::parse(t).unwrap()).collect(),
+            per_minute: 60,
+        }
+    }
+
+    #[test]
+    fn the_proxy_and_each_tcp_address_get_a_route_and_nothing_else_does() {
+        let door = HostDoor::new(&net(&["192.0.2.7:22", "[2001:db8::5]:5432", "192.0.2.7:22"])).unwrap();
+        let router = door.router();
+        let proxy = router.route("127.0.0.1:3128".parse().unwrap()).unwrap();
+        assert!(proxy.ip().is_loopback() && proxy.port() != 3128, "{proxy}");
+        assert_eq!(router.route("[::ffff:127.0.0.1]:3128".parse().unwrap()), Some(proxy));
+        assert!(router.route("192.0.2.7:22".parse().unwrap()).is_some());
+        assert!(router.route("[2001:db8::5]:5432".parse().unwrap()).is_some());
+        for none in ["192.0.2.7:3128", "127.0.0.1:22", "[::1]:3128", "127.0.0.2:3128", "192.0.2.8:22"] {
+            assert_eq!(router.route(none.parse().unwrap()), None, "{none}");
+        }
+        assert_eq!(door.ports(), vec![22, 3128, 5432]);
+        let (listeners, _) = door.into_parts();
+        assert_eq!(listeners.len(), 3, "a repeated endpoint gets one listener");
+    }
+
+    #[test]
+    fn names_and_the_proxys_own_address_are_refused() {
+        let named = HostDoor::new(&net(&["db.example.net:5432"])).err().unwrap();
+        assert!(named.contains("by name") && named.contains("address instead"), "{named}");
+        let clash = HostDoor::new(&net(&["127.0.0.1:3128"])).err().unwrap();
+        assert!(clash.contains("where the call's proxy is"), "{clash}");
+    }
+
+    #[test]
+    fn an_address_without_a_route_is_answered_as_the_namespace_would_and_logged() {
+        let door = HostDoor::new(&net(&[])).unwrap();
+        let router = door.router();
+        assert_eq!(router.connect("192.0.2.1:80".parse().unwrap(), false).err(), Some(Errno::NETUNREACH));
+        assert_eq!(router.connect("127.0.0.1:8080".parse().unwrap(), false).err(), Some(Errno::CONNREFUSED));
+        assert_eq!(router.connect("[::1]:3128".parse().unwrap(), false).err(), Some(Errno::CONNREFUSED));
+        assert_eq!(router.connect("0.0.0.0:3128".parse().unwrap(), false).err(), Some(Errno::CONNREFUSED));
+        let log = router.log();
+        let log = super::super::lock(&log);
+        assert_eq!(log.refused, 4);
+        assert_eq!((log.refusals[0].host.as_str(), log.refusals[0].port), ("192.0.2.1", 80));
+    }
+
+    #[test]
+    fn only_the_helpers_own_connections_are_admitted_and_each_once() {
+        let door = HostDoor::new(&net(&[])).unwrap();
+        let router = door.router();
+        let (listeners, _) = door.into_parts();
+        let listener = std::net::TcpListener::from(listeners.into_iter().next().unwrap().0);
+        for asked in ["127.0.0.1:3128", "[::ffff:127.0.0.1]:3128"] {
+            let ours = TcpStream::from(router.connect(asked.parse().unwrap(), false).unwrap());
+            let (mut served, peer) = listener.accept().unwrap();
+            assert!(router.accepts(peer), "{asked}: the helper's connection is admitted");
+            assert!(!router.accepts(peer), "{asked}: once");
+            let mut ours = ours;
+            ours.write_all(b"x").unwrap();
+            let mut byte = [0u8; 1];
+            served.read_exact(&mut byte).unwrap();
+            assert_eq!(&byte, b"x");
+        }
+        // Another process's connection to the same listener is not.
+        let _stranger = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (_, peer) = listener.accept().unwrap();
+        assert!(!router.accepts(peer), "a stranger is never admitted");
+        // A failed connect leaves nothing admitted.
+        assert!(router.admitted.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn refusals_answer_like_a_namespace_with_loopback_only() {
+        assert_eq!(refused_errno("127.0.0.5".parse().unwrap()), Errno::CONNREFUSED);
+        assert_eq!(refused_errno("::ffff:127.0.0.1".parse().unwrap()), Errno::CONNREFUSED);
+        assert_eq!(refused_errno("::".parse().unwrap()), Errno::CONNREFUSED);
+        assert_eq!(refused_errno("10.0.0.1".parse().unwrap()), Errno::NETUNREACH);
+        assert_eq!(refused_errno("2001:db8::1".parse().unwrap()), Errno::NETUNREACH);
+    }
+}
