@@ -115,6 +115,11 @@ say("fchmod_read_fd", attempt(lambda: os.fchmod(fd, 0o777)))
 p = os.open("{secret}", os.O_PATH)
 say("o_path_empty", sc(452, p, ctypes.addressof(ctypes.create_string_buffer(b"")), 0o777, 0x1000))
 say("magic_link", attempt(lambda: os.chmod("/proc/self/fd/%d" % fd, 0o777)))
+# The program's own descriptor of a write grant's file, by its magic link (glibc names a file so
+# for fchmodat(…, AT_SYMLINK_NOFOLLOW) where the kernel lacks fchmodat2, as tar does as root).
+w = os.open("x", os.O_PATH | os.O_NOFOLLOW)
+say("magic_link_write", attempt(lambda: os.chmod("/proc/self/fd/%d" % w, 0o751)))
+say("lchmod", attempt(lambda: os.chmod("x", 0o750, follow_symlinks=False)))
 # chown to another user: never, whoever the helper is; to one's own: yes.
 say("chown_other", attempt(lambda: os.chown("x", {other_uid}, -1)))
 say("chown_own", attempt(lambda: os.chown("x", os.getuid(), os.getgid())))
@@ -127,7 +132,7 @@ say("bad_flag", sc(260, -100, ctypes.addressof(ctypes.create_string_buffer(b"x")
         secret = secret.display()
     );
     for (mode, r) in agent.python_in_each_mode(&script) {
-        for name in ["relative", "dir_fd", "chown_own", "utime"] {
+        for name in ["relative", "dir_fd", "chown_own", "utime", "magic_link_write", "lchmod"] {
             assert_eq!(r.said(name), "ok", "{mode}: {name}; stderr:\n{}", r.err());
         }
         assert_eq!(r.said("mode"), "750", "{mode}");

@@ -55,3 +55,70 @@ c++ -c b.cc -o b.o && echo compiled-c++
     let r = none.run(&["sh", "-c", "as --version || echo refused"]);
     assert!(r.out().contains("refused") && !r.out().contains("GNU"), "{}", r.raw);
 }
+
+/// Ordinary work in a write grant, each step saying whether it worked: the metadata a tool sets
+/// on what it made (times, modes), archives, git, a virtual environment, and a linked program
+/// run (under `["*"]`).
+const ORDINARY_WORK: &str = r#"
+cd "$(mktemp -d ./work.XXXXXX)" || exit 1
+touch newfile && echo touch-ok
+printf '#!/bin/sh\necho script-ran\n' > run.sh && chmod +x run.sh && ./run.sh && echo chmod-x-ok
+echo data > src.txt && touch -d '2001-01-01 00:00:00' src.txt && cp -p src.txt copy.txt &&
+  [ "$(stat -c %Y copy.txt)" = "$(stat -c %Y src.txt)" ] && echo cp-p-ok
+mkdir -p t/d && echo x > t/d/f && chmod 640 t/d/f && tar cf t.tar t && rm -rf t && tar xf t.tar &&
+  [ "$(stat -c %a t/d/f)" = 640 ] && echo tar-ok
+export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@a GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@a
+git init -q repo && (cd repo && echo hi > f && git add f && git commit -qm one) &&
+  git clone -q repo clone && [ "$(cat clone/f)" = hi ] && echo git-ok
+python3 -m venv --without-pip venv && venv/bin/python -c 'print("venv-ok")'
+printf 'int main(void) { return 0; }\n' > m.c && gcc -o m m.c && ./m && echo gcc-run-ok
+"#;
+
+const ORDINARY_STEPS: [&str; 8] =
+    ["touch-ok", "script-ran", "chmod-x-ok", "cp-p-ok", "tar-ok", "git-ok", "venv-ok", "gcc-run-ok"];
+
+fn ordinary_agent(name: &str) -> Option<Agent> {
+    if !require(tool_here("gcc") && tool_here("git"), "gcc and git") {
+        return None;
+    }
+    Some(Agent::new(name, "commands = [\"*\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\n"))
+}
+
+#[test]
+fn ordinary_work_in_a_write_grant_passes_in_each_mode() {
+    let Some(agent) = ordinary_agent("ordinary-work") else { return };
+    for (mode, r) in in_each_mode(&agent, ORDINARY_WORK) {
+        for step in ORDINARY_STEPS {
+            assert!(r.out().lines().any(|l| l == step), "{mode}: {step}: {}", r.raw);
+        }
+    }
+}
+
+#[test]
+fn under_a_containers_default_seccomp_profile_lnk_runs_landlock_only_and_ordinary_work_passes() {
+    // Docker's and podman's default profiles refuse user namespaces (and `pidfd_getfd`,
+    // `process_vm_readv`, `ptrace`): lnk finds no own world there, runs in the Landlock-only
+    // mode, and still performs the program's metadata calls (through `/proc/<pid>/mem`, which
+    // those profiles leave alone).
+    let Some(agent) = ordinary_agent("ordinary-work-container") else { return };
+    let work = agent.home.join("Link/Files/work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut inner = agent.command(&[], &["sh", "-c", ORDINARY_WORK]);
+    inner.current_dir(&work).env("TMPDIR", agent.dir.join("tmp"));
+    std::fs::create_dir_all(agent.dir.join("tmp")).unwrap();
+    let Some(mut contained) = docker_like(&agent.dir.path, &inner) else { return };
+    let r = Report::from(run(&mut contained));
+    assert_eq!(r.json["enforced"]["mode"], "landlock-only", "{}", r.raw);
+    for step in ORDINARY_STEPS {
+        assert!(r.out().lines().any(|l| l == step), "{step}: {}", r.raw);
+    }
+    // And the metadata calls stay inside the write grants there too.
+    let outside = agent.home.join("outside.txt");
+    std::fs::write(&outside, "x").unwrap();
+    let mut chmod = agent.command(&[], &["chmod", "777", outside.to_str().unwrap()]);
+    chmod.env("TMPDIR", agent.dir.join("tmp"));
+    let r = Report::from(run(&mut docker_like(&agent.dir.path, &chmod).unwrap()));
+    assert_ne!(r.code, Some(0), "{}", r.raw);
+    use std::os::unix::fs::PermissionsExt as _;
+    assert_ne!(std::fs::metadata(&outside).unwrap().permissions().mode() & 0o777, 0o777);
+}

@@ -131,6 +131,16 @@ fn open_target(pid: u32, memory: &Memory, target: Target) -> Result<OwnedFd, Err
             if path.is_empty() {
                 return if empty_ok { base() } else { Err(Errno::NOENT) };
             }
+            // `/proc/self/fd/N`: the program's own descriptor N, which the kernel would reach
+            // through that magic link (glibc's `fchmodat(…, AT_SYMLINK_NOFOLLOW)` names a file
+            // so where the kernel lacks `fchmodat2`). Never lnk's own.
+            if follow && let Some((fd, rest)) = own_descriptor_path(&path) {
+                let fd = program_fd(fd)?;
+                if rest.is_empty() {
+                    return Ok(fd);
+                }
+                return beneath(&fd, rest, path_flags);
+            }
             let base = if path.starts_with(b"/") {
                 rustix::fs::open("/", path_flags | OFlags::DIRECTORY, Mode::empty())?
             } else {
@@ -140,18 +150,61 @@ fn open_target(pid: u32, memory: &Memory, target: Target) -> Result<OwnedFd, Err
             if !follow {
                 flags |= OFlags::NOFOLLOW;
             }
-            // Links are followed as the kernel would for the program, but never a magic link
-            // (`/proc/self/…` would be lnk's own).
-            let how = ResolveFlags::NO_MAGICLINKS;
-            use std::os::unix::ffi::OsStrExt as _;
-            let path = std::ffi::OsStr::from_bytes(&path);
-            loop {
-                match rustix::fs::openat2(&base, path, flags, Mode::empty(), how) {
-                    Err(Errno::AGAIN) => continue,
-                    other => return other,
-                }
-            }
+            beneath(&base, &path, flags)
         }
+    }
+}
+
+/// Opens `path` from `base` as the kernel would for the program, following links, but never a
+/// magic link (`/proc/self/…` would be lnk's own).
+fn beneath(base: &OwnedFd, path: &[u8], flags: OFlags) -> Result<OwnedFd, Errno> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let path = std::ffi::OsStr::from_bytes(path);
+    loop {
+        match rustix::fs::openat2(base, path, flags, Mode::empty(), ResolveFlags::NO_MAGICLINKS) {
+            Err(Errno::AGAIN) => continue,
+            other => return other,
+        }
+    }
+}
+
+/// `/proc/self/fd/N` or `/proc/thread-self/fd/N`, then nothing or `/` and the rest: `N`, and the
+/// rest.
+fn own_descriptor_path(path: &[u8]) -> Option<(i32, &[u8])> {
+    let after =
+        path.strip_prefix(b"/proc/self/fd/").or_else(|| path.strip_prefix(b"/proc/thread-self/fd/"))?;
+    let digits = after.iter().take_while(|b| b.is_ascii_digit()).count();
+    let (number, rest) = after.split_at(digits);
+    // Nothing after the number, or a slash and the rest (further slashes are one, as the kernel
+    // reads them; a rest that stayed absolute would be resolved from `/` instead).
+    if !rest.is_empty() && rest[0] != b'/' {
+        return None;
+    }
+    let rest = &rest[rest.iter().take_while(|b| **b == b'/').count()..];
+    let fd = std::str::from_utf8(number).ok()?.parse::<i32>().ok()?;
+    Some((fd, rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_programs_own_descriptor_paths_are_recognised() {
+        assert_eq!(own_descriptor_path(b"/proc/self/fd/7"), Some((7, &b""[..])));
+        assert_eq!(own_descriptor_path(b"/proc/thread-self/fd/12/a/b"), Some((12, &b"a/b"[..])));
+        assert_eq!(own_descriptor_path(b"/proc/self/fd/3//x"), Some((3, &b"x"[..])));
+        assert_eq!(own_descriptor_path(b"/proc/self/fd/3/"), Some((3, &b""[..])));
+        for other in [
+            &b"/proc/self/fd/"[..],
+            b"/proc/self/fd/3x",
+            b"/proc/1/fd/3",
+            b"/proc/self/fdinfo/3",
+            b"proc/self/fd/3",
+        ] {
+            assert_eq!(own_descriptor_path(other), None, "{}", String::from_utf8_lossy(other));
+        }
+        assert_eq!(own_descriptor_path(b"/proc/self/fd/99999999999"), None, "past an int");
     }
 }
 

@@ -305,6 +305,32 @@ exit $code"#,
     c
 }
 
+/// `cmd` under a seccomp filter like Docker's and podman's default profile for a container
+/// without `CAP_SYS_ADMIN` or `CAP_SYS_PTRACE` (`tests/containers/docker_like_seccomp.c`,
+/// compiled into `dir` with gcc), or `None` where gcc is missing (outside CI).
+pub fn docker_like(dir: &Path, cmd: &Command) -> Option<Command> {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/containers/docker_like_seccomp.c");
+    let helper = dir.join("docker_like_seccomp");
+    if !helper.exists() {
+        let built = Command::new("gcc").arg("-O1").arg("-o").arg(&helper).arg(&source).status();
+        if !require(built.is_ok_and(|s| s.success()), "gcc (to build the container-like seccomp filter)") {
+            return None;
+        }
+    }
+    let mut c = Command::new(&helper);
+    c.arg(cmd.get_program()).args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    if let Some(cwd) = cmd.get_current_dir() {
+        c.current_dir(cwd);
+    }
+    Some(c)
+}
+
 /// Whether `unshare` can make the nested user namespaces [`without_user_namespaces`] needs.
 pub fn can_simulate_no_user_namespaces() -> bool {
     Command::new("unshare")
