@@ -185,29 +185,6 @@ fn own_descriptor_path(path: &[u8]) -> Option<(i32, &[u8])> {
     Some((fd, rest))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_programs_own_descriptor_paths_are_recognised() {
-        assert_eq!(own_descriptor_path(b"/proc/self/fd/7"), Some((7, &b""[..])));
-        assert_eq!(own_descriptor_path(b"/proc/thread-self/fd/12/a/b"), Some((12, &b"a/b"[..])));
-        assert_eq!(own_descriptor_path(b"/proc/self/fd/3//x"), Some((3, &b"x"[..])));
-        assert_eq!(own_descriptor_path(b"/proc/self/fd/3/"), Some((3, &b""[..])));
-        for other in [
-            &b"/proc/self/fd/"[..],
-            b"/proc/self/fd/3x",
-            b"/proc/1/fd/3",
-            b"/proc/self/fdinfo/3",
-            b"proc/self/fd/3",
-        ] {
-            assert_eq!(own_descriptor_path(other), None, "{}", String::from_utf8_lossy(other));
-        }
-        assert_eq!(own_descriptor_path(b"/proc/self/fd/99999999999"), None, "past an int");
-    }
-}
-
 impl Grants {
     /// Succeeds when `file` (whose device and inode are `id`) lies beneath a write grant, in no
     /// hole and on the way to none; `EPERM` otherwise, as the Landlock-only mode answered before.
@@ -273,4 +250,27 @@ fn read_times(memory: &Memory, times: Times) -> Result<Option<Timestamps>, Errno
             Timestamps { last_access: spec(access, 0), last_modification: spec(modification, 0) }
         }
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_programs_own_descriptor_paths_are_recognised() {
+        assert_eq!(own_descriptor_path(b"/proc/self/fd/7"), Some((7, &b""[..])));
+        assert_eq!(own_descriptor_path(b"/proc/thread-self/fd/12/a/b"), Some((12, &b"a/b"[..])));
+        assert_eq!(own_descriptor_path(b"/proc/self/fd/3//x"), Some((3, &b"x"[..])));
+        assert_eq!(own_descriptor_path(b"/proc/self/fd/3/"), Some((3, &b""[..])));
+        for other in [
+            &b"/proc/self/fd/"[..],
+            b"/proc/self/fd/3x",
+            b"/proc/1/fd/3",
+            b"/proc/self/fdinfo/3",
+            b"proc/self/fd/3",
+        ] {
+            assert_eq!(own_descriptor_path(other), None, "{}", String::from_utf8_lossy(other));
+        }
+        assert_eq!(own_descriptor_path(b"/proc/self/fd/99999999999"), None, "past an int");
+    }
 }
