@@ -832,6 +832,30 @@ fn without_user_namespaces_internet_goes_through_the_held_door() {
 }
 
 #[test]
+fn under_a_containers_default_seccomp_profile_internet_goes_through_the_held_door() {
+    if !world_available() {
+        return;
+    }
+    // Docker's and podman's default profiles refuse user namespaces and `pidfd_getfd`; the
+    // held door needs neither (see `tests/containers/docker_like_seccomp.c`).
+    let w = World::new("proxy-container", CURL_POLICY);
+    let mut inner = w.agent.command(
+        RESOLVE,
+        &["sh", "-c", "curl -fsS http://allowed.test/hello.txt; curl -fsSk https://allowed.test/hello.txt"],
+    );
+    inner.env("TMPDIR", w.tmp());
+    let Some(contained) = common::docker_like(&w.agent.dir.path, &inner) else { return };
+    for as_root in [false, true] {
+        let mut c = w.in_world(as_root);
+        c.arg(contained.get_program()).args(contained.get_args());
+        let r = Report::from(c.output().unwrap());
+        assert_eq!(r.json["enforced"]["mode"], "landlock-only", "as root: {as_root}: {}", r.raw);
+        assert_eq!(r.out(), "hello from allowed\nhello from allowed\n", "as root: {as_root}: {}", r.raw);
+        assert_eq!(r.json["internet"]["confinement"], "held connects", "{}", r.raw);
+    }
+}
+
+#[test]
 fn status_says_how_internet_is_confined() {
     if !world_available() {
         return;
