@@ -36,6 +36,8 @@ pub enum Access {
     Write,
     /// Changing a file's mode, owner, times or extended attributes.
     Metadata,
+    /// Making a session or process group of its own (`setsid`, `setpgid`).
+    Session,
 }
 
 impl Access {
@@ -45,6 +47,7 @@ impl Access {
             Access::Read => "read",
             Access::Write => "write",
             Access::Metadata => "metadata",
+            Access::Session => "session",
         }
     }
 }
@@ -93,6 +96,20 @@ pub fn program_not_listed(name: &str) -> Denial {
             None => format!("`{name}` is not among `commands` (and is not on this computer's system PATH)"),
         },
         fix: found.map(|_| format!("add \"{name}\" to commands")),
+        inferred: false,
+    }
+}
+
+/// The denial for a `setsid` or `setpgid` (`call`) the helper refused (the Landlock-only mode).
+pub fn session_refused(call: &str) -> Denial {
+    Denial {
+        access: Access::Session,
+        target: call.to_owned(),
+        why: "a session or process group of its own would leave the group lnk ends as one, and without a pid namespace of the call's own (the Landlock-only mode) nothing else would end it".into(),
+        fix: Some(
+            "run where user namespaces are allowed (see `lnk sandbox status`), or keep the process in its parent's session (no start_new_session, setsid or detached)"
+                .into(),
+        ),
         inferred: false,
     }
 }

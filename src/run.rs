@@ -167,7 +167,14 @@ pub fn run(req: &RunRequest) -> Report {
         let as_root = rustix::process::geteuid().is_root();
         let holes =
             || crate::protected::call_holes(&req.flags.deny, &req.home, &grants, &req.protected, as_root);
-        report.denials = crate::denials::infer(&report.stderr.text, &req.flags, &cwd, holes);
+        // What the helper refused itself comes first: known, not inferred.
+        let known = notifier.as_ref().map(|n| n.refusals().to_vec()).unwrap_or_default();
+        report.denials = known;
+        for denial in crate::denials::infer(&report.stderr.text, &req.flags, &cwd, holes) {
+            if report.denials.len() < crate::denials::MAX_DENIALS {
+                report.denials.push(denial);
+            }
+        }
     }
     report.wall = started.elapsed();
     report.timed_out = waited.timed_out;

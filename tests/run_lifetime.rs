@@ -321,5 +321,20 @@ print("setpgid=" + attempt(lambda: subprocess.run(["sleep", "0"], process_group=
                 r.raw
             );
         }
+        // Without its own world the refusal is named in the report, as known (the helper held the
+        // call and refused it), though Python's error says nothing of `setsid`.
+        let sessions: Vec<&serde_json::Value> =
+            r.json["denials"].as_array().unwrap().iter().filter(|d| d["access"] == "session").collect();
+        if mode == Mode::OwnWorld {
+            assert!(sessions.is_empty(), "{}", r.raw);
+        } else {
+            let targets: Vec<&str> = sessions.iter().map(|d| d["target"].as_str().unwrap()).collect();
+            assert!(targets.contains(&"setsid") && targets.contains(&"setpgid"), "{}", r.raw);
+            assert!(
+                sessions
+                    .iter()
+                    .all(|d| d["inferred"] == false && d["why"].as_str().unwrap().contains("pid namespace"))
+            );
+        }
     }
 }

@@ -27,6 +27,7 @@ fuzz_target!(|data: &[u8]| {
         Ok(Call::Connect(lnk::notify::request::Connect { fd, address, len })) => {
             assert!(low(fd) && low(len) && held.args.contains(&address));
         }
+        Ok(Call::Session(name)) => assert!(name == "setsid" || name == "setpgid"),
         Err(_) => {}
     }
     let address = &data[n..];

@@ -85,6 +85,8 @@ impl Channel {
 pub struct Notifier {
     grants: Grants,
     state: State,
+    /// The held calls the helper refused that the report names (each kind once).
+    refusals: Vec<crate::denials::Denial>,
 }
 
 enum State {
@@ -123,7 +125,7 @@ impl Held {
 
 impl Notifier {
     pub fn new(grants: Grants, helper_end: OwnedFd) -> Notifier {
-        Notifier { grants, state: State::Waiting(helper_end) }
+        Notifier { grants, state: State::Waiting(helper_end), refusals: Vec::new() }
     }
 
     /// The descriptor to poll for reading, while there is one.
@@ -132,6 +134,11 @@ impl Notifier {
             State::Waiting(fd) | State::Serving(fd) => Some(fd.as_fd()),
             State::Done => None,
         }
+    }
+
+    /// The held calls refused that the report names, known (not inferred).
+    pub fn refusals(&self) -> &[crate::denials::Denial] {
+        &self.refusals
     }
 
     /// Called when [`Notifier::fd`] polls ready: takes the listener, or answers one held call.
@@ -143,7 +150,7 @@ impl Notifier {
                 }
             }
             State::Serving(listener) => {
-                if answer_one(&listener, &self.grants) {
+                if answer_one(&listener, &self.grants, &mut self.refusals) {
                     self.state = State::Serving(listener);
                 }
             }
@@ -171,7 +178,7 @@ fn receive_listener(end: &OwnedFd) -> Option<OwnedFd> {
 
 /// Answers one held call. Returns false when the listener is done (no process uses the filter
 /// any more).
-fn answer_one(listener: &OwnedFd, grants: &Grants) -> bool {
+fn answer_one(listener: &OwnedFd, grants: &Grants, refusals: &mut Vec<crate::denials::Denial>) -> bool {
     let mut raw = [0u8; NOTIF_SIZE];
     match crate::sys::seccomp_notif_recv(listener.as_fd(), &mut raw) {
         Ok(()) => {}
@@ -180,6 +187,15 @@ fn answer_one(listener: &OwnedFd, grants: &Grants) -> bool {
         Err(_) => return false,
     }
     let held = Held::parse(&raw);
+    // A session call needs nothing of the program's: refused, and named once in the report.
+    if let Ok(request::Call::Session(call)) = request::decode_call(i64::from(held.nr), held.args) {
+        let denial = crate::denials::session_refused(call);
+        if refusals.len() < crate::denials::MAX_DENIALS && !refusals.contains(&denial) {
+            refusals.push(denial);
+        }
+        let _ = crate::sys::seccomp_notif_send(listener.as_fd(), held.id, 0, -libc::EPERM);
+        return true;
+    }
     let answer = without_capabilities(|| perform(listener.as_fd(), grants, &held));
     let error = match answer {
         Ok(()) => 0,
@@ -199,7 +215,7 @@ fn perform(listener: BorrowedFd<'_>, grants: &Grants, held: &Held) -> Result<(),
     let memory = memory::Memory::open(held.pid).map_err(|_| Errno::PERM)?;
     let process = match call {
         request::Call::Connect(_) => Some(open_process(held.pid)?),
-        request::Call::Metadata(_) => None,
+        request::Call::Metadata(_) | request::Call::Session(_) => None,
     };
     // What was opened is the holding thread's only while its call is still held.
     if !crate::sys::seccomp_notif_id_valid(listener, held.id) {
@@ -212,7 +228,7 @@ fn perform(listener: BorrowedFd<'_>, grants: &Grants, held: &Held) -> Result<(),
             let router = grants.connects.as_ref().ok_or(Errno::PERM)?;
             connect::perform(listener, held.id, router, &process, &memory, request)
         }
-        (request::Call::Connect(_), None) => Err(Errno::PERM),
+        (request::Call::Connect(_), None) | (request::Call::Session(_), _) => Err(Errno::PERM),
     }
 }
 

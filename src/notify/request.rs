@@ -93,6 +93,9 @@ pub enum Call {
     Metadata(Request),
     /// `connect` (the Landlock-only mode with `[internet]`: [`super::connect`]).
     Connect(Connect),
+    /// `setsid` or `setpgid` (the Landlock-only mode), which the helper refuses and names: the
+    /// call's name.
+    Session(&'static str),
 }
 
 /// A held `connect(fd, address, len)`.
@@ -105,8 +108,14 @@ pub struct Connect {
     pub len: i32,
 }
 
-/// Decodes a held call: a `connect`, or a metadata call as [`decode`] reads it.
+/// Decodes a held call: a session call, a `connect`, or a metadata call as [`decode`] reads it.
 pub fn decode_call(nr: i64, args: [u64; 6]) -> Result<Call, Errno> {
+    if nr == libc::SYS_setsid {
+        return Ok(Call::Session("setsid"));
+    }
+    if nr == libc::SYS_setpgid {
+        return Ok(Call::Session("setpgid"));
+    }
     if nr == libc::SYS_connect {
         return Ok(Call::Connect(Connect { fd: int(args[0]), address: args[1], len: int(args[2]) }));
     }
@@ -233,5 +242,6 @@ mod tests {
         let chmod = decode_call(libc::SYS_fchmod, args(&[3, 0o644])).unwrap();
         assert_eq!(chmod, Call::Metadata(Request { op: Op::Chmod { mode: 0o644 }, target: Target::Fd(3) }));
         assert_eq!(decode_call(libc::SYS_bind, args(&[])), Err(Errno::NOSYS));
+        assert_eq!(decode_call(libc::SYS_setsid, args(&[])), Ok(Call::Session("setsid")));
     }
 }

@@ -410,7 +410,11 @@ impl Sandbox {
             // lnk's own file tool resolves every path with openat2 (and never sets a mode).
             openat2: req.flags.tool == Tool::File,
             // A pid namespace ends everything in it, whatever session or group.
-            sessions: world.is_some(),
+            sessions: match (&world, &notify) {
+                (Some(_), _) => seccomp::Sessions::Allowed,
+                (None, Some(_)) => seccomp::Sessions::Held,
+                (None, None) => seccomp::Sessions::Refused,
+            },
         };
         let filter = seccomp::build(policy);
         let landlock_abi = *kernel.landlock.as_ref().unwrap_or(&0);

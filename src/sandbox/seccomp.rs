@@ -13,7 +13,8 @@
 //! - `open_by_handle_at`, `name_to_handle_at`: opening files by handle skips path checks.
 //! - `kexec_*`, module loading, `reboot`, `swapon`/`swapoff`, `acct`, `quotactl`.
 //! - `setsid` and `setpgid`, unless the call has a pid namespace of its own: nothing may leave
-//!   the process group the helper kills as one. In the own world the group holds the
+//!   the process group the helper kills as one (in the Landlock-only mode they are held for the
+//!   helper, which refuses them and names the refusal in the report). In the own world the group holds the
 //!   namespace's pid 1, whose end ends every process of the namespace, so a program may make
 //!   sessions and groups of its own there (`setsid`, Python's `start_new_session`).
 //! - Acting on another process's limits, priority, scheduling, memory or descriptors:
@@ -305,9 +306,21 @@ pub struct SeccompPolicy {
     /// which never sets one. Other programs get `ENOSYS` and fall back to `openat` (glibc never
     /// uses it for `open`; Go's `os.Root` and others fall back on `ENOSYS`).
     pub openat2: bool,
-    /// The [`SESSIONS`] calls: only in a pid namespace of the call's own (see
-    /// [`crate::lifetime`]: the keeper's group still holds the namespace's pid 1).
-    pub sessions: bool,
+    /// The [`SESSIONS`] calls.
+    pub sessions: Sessions,
+}
+
+/// How the [`SESSIONS`] calls (`setsid`, `setpgid`) are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sessions {
+    /// Run: in a pid namespace of the call's own (see [`crate::lifetime`]: the keeper's group
+    /// still holds the namespace's pid 1, whose end ends them all).
+    Allowed,
+    /// Refused with `EPERM`.
+    Refused,
+    /// Held for the helper, which refuses them too, and so knows to name the refusal in the
+    /// report (the Landlock-only mode, whose filter has a listener anyway).
+    Held,
 }
 
 /// The filter's program for `policy`, to install just before `execve`.
@@ -328,13 +341,18 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
     if policy.metadata != Metadata::Allowed {
         refused.extend_from_slice(METADATA);
     }
-    if !policy.sessions {
+    if policy.sessions == Sessions::Refused {
         refused.extend_from_slice(SESSIONS);
     }
     for nr in refused {
         p.set(nr, refuse.clone());
     }
 
+    if policy.sessions == Sessions::Held {
+        for nr in SESSIONS {
+            p.set(*nr, Entry::Always(Answer::Notify));
+        }
+    }
     // Held for the helper where it performs them; the set-id check below still comes first.
     if policy.metadata == Metadata::Notified {
         for nr in NOTIFIED_METADATA {
@@ -465,14 +483,16 @@ pub(super) fn every_policy() -> Vec<SeccompPolicy> {
     let mut all = Vec::new();
     for network in [Network::None, Network::Namespace, Network::Held] {
         for metadata in [Metadata::Allowed, Metadata::Refused, Metadata::Notified] {
-            for bits in 0..8u8 {
-                all.push(SeccompPolicy {
-                    network,
-                    metadata,
-                    ipc: bits & 1 != 0,
-                    openat2: bits & 2 != 0,
-                    sessions: bits & 4 != 0,
-                });
+            for bits in 0..4u8 {
+                for sessions in [Sessions::Allowed, Sessions::Refused, Sessions::Held] {
+                    all.push(SeccompPolicy {
+                        network,
+                        metadata,
+                        ipc: bits & 1 != 0,
+                        openat2: bits & 2 != 0,
+                        sessions,
+                    });
+                }
             }
         }
     }
@@ -581,7 +601,7 @@ mod tests {
             metadata: Metadata::Refused,
             ipc: false,
             openat2: false,
-            sessions: false,
+            sessions: Sessions::Refused,
         });
         assert_eq!(in_child_under(&filter, socket_probe), 0b111_1111);
     }
@@ -593,7 +613,7 @@ mod tests {
             metadata: Metadata::Refused,
             ipc: false,
             openat2: false,
-            sessions: false,
+            sessions: Sessions::Refused,
         });
         // TCP refused too: bits 0 and 1 clear, the rest set.
         assert_eq!(in_child_under(&filter, socket_probe), 0b11_1100);
@@ -606,7 +626,7 @@ mod tests {
             metadata: Metadata::Notified,
             ipc: false,
             openat2: false,
-            sessions: false,
+            sessions: Sessions::Refused,
         });
         // TCP made (bits 0, 1), everything else refused (2-6).
         assert_eq!(in_child_under(&filter, socket_probe), 0b111_1111);
@@ -657,7 +677,7 @@ mod tests {
             metadata: Metadata::Refused,
             ipc: false,
             openat2: false,
-            sessions: false,
+            sessions: Sessions::Refused,
         });
         let arch = crate::sandbox::bpf::AUDIT_ARCH;
         let call = |nr: libc::c_long, args: [u64; 6]| p.decide(arch, nr as u32, &args);
@@ -683,7 +703,7 @@ mod tests {
             metadata: Metadata::Allowed,
             ipc: true,
             openat2: true,
-            sessions: true,
+            sessions: Sessions::Allowed,
         });
         assert_eq!(open.decide(arch, libc::SYS_chmod as u32, &[0; 6]), Answer::Allow);
         assert_eq!(open.decide(arch, libc::SYS_shmget as u32, &[0; 6]), Answer::Allow);
