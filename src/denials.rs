@@ -6,11 +6,14 @@
 //! may read the audit log, which an unprivileged helper may not. So lnk says what it knows, and
 //! says how it knows it:
 //!
-//! - **Known:** a program named on lnk's command line that `commands` does not list. lnk
-//!   refused it itself.
+//! - **Known:** a program named on lnk's command line that `commands` does not list; and in
+//!   the Landlock-only mode, the held calls the helper refused (a metadata change outside the
+//!   write grants, `setsid`, `setpgid`: see [`crate::notify`]). lnk refused them itself. (An
+//!   `Operation not permitted` line is never inferred from: the kernel says it for many things,
+//!   and what lnk refused it knows.)
 //! - **Inferred:** the program's own error lines (`cat: /etc/shadow: Permission denied`,
 //!   `sh: 1: seq: Permission denied`, Python's `[Errno 13] Permission denied: '/x'`, a
-//!   `Read-only file system` or `Operation not permitted`) matched against the grants: the path
+//!   `Read-only file system`) matched against the grants: the path
 //!   named is looked up (outside the sandbox, where lnk runs), and if the grants explain the
 //!   refusal, the denial says which grant would allow it. Each is marked `"inferred": true`:
 //!   a program may print such a line for another reason, so it is never presented as fact, and
@@ -114,6 +117,26 @@ pub fn session_refused(call: &str) -> Denial {
     }
 }
 
+/// The denial for a metadata call (`chmod`, `chown`, times, attributes) on `path` that the
+/// helper refused (the Landlock-only mode): `path` lies in `hole`, or outside every write grant.
+pub fn metadata_refused(path: &Path, hole: Option<&Path>) -> Denial {
+    let (why, fix) = match hole {
+        Some(hole) => (
+            format!(
+                "it lies in `{}`, which the sandbox keeps out of every grant (a secret, the agent's records, or `[files] deny`), or on the way to it",
+                hole.display()
+            ),
+            None,
+        ),
+        None => (
+            "it is outside every `[files] write` grant (a file's mode, owner, times and attributes change only beneath them)"
+                .to_owned(),
+            Some(format!("add \"{}\" to [files] write", path.parent().unwrap_or(path).display())),
+        ),
+    };
+    Denial { access: Access::Metadata, target: path.display().to_string(), why, fix, inferred: false }
+}
+
 /// The denials the program's error output shows, explained by the grants. `cwd` is where the
 /// program started (a relative path it names is taken from there).
 ///
@@ -151,15 +174,10 @@ enum Refused {
     Denied,
     /// "Read-only file system": a write outside the write grants (the own world).
     ReadOnly,
-    /// "Operation not permitted": a metadata change (the Landlock-only mode).
-    NotPermitted,
 }
 
-const ENDINGS: &[(&str, Refused)] = &[
-    ("Permission denied", Refused::Denied),
-    ("Read-only file system", Refused::ReadOnly),
-    ("Operation not permitted", Refused::NotPermitted),
-];
+const ENDINGS: &[(&str, Refused)] =
+    &[("Permission denied", Refused::Denied), ("Read-only file system", Refused::ReadOnly)];
 
 /// Finds the path in one error line: `…: PATH: <reason>` (C tools, shells), `<reason>: 'PATH'`
 /// (Python), `cannot … 'PATH': <reason>` (coreutils quoting).
@@ -252,12 +270,6 @@ fn explain(
     }
     let parent = path.parent().unwrap_or(&path).display().to_string();
     match kind {
-        Refused::NotPermitted => inferred(
-            Access::Metadata,
-            target,
-            "changing a file's mode, owner or times is refused without the call's own world".into(),
-            Some("run where user namespaces are allowed (see `lnk sandbox status`)".into()),
-        ),
         Refused::ReadOnly if !under(&flags.write) => inferred(
             Access::Write,
             target,

@@ -171,7 +171,8 @@ pub fn run(req: &RunRequest) -> Report {
         let known = notifier.as_ref().map(|n| n.refusals().to_vec()).unwrap_or_default();
         report.denials = known;
         for denial in crate::denials::infer(&report.stderr.text, &req.flags, &cwd, holes) {
-            if report.denials.len() < crate::denials::MAX_DENIALS {
+            let known = report.denials.iter().any(|d| d.access == denial.access && d.target == denial.target);
+            if !known && report.denials.len() < crate::denials::MAX_DENIALS {
                 report.denials.push(denial);
             }
         }

@@ -217,3 +217,45 @@ fn xattr_absent(path: &std::path::Path) -> bool {
     let n = unsafe { libc::getxattr(c.as_ptr(), c"user.lnk".as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
     n < 0
 }
+
+#[test]
+fn what_the_helper_refused_is_named_in_the_report_as_known() {
+    if !x86_64() {
+        return;
+    }
+    let agent = Agent::new("held-denials", POLICY);
+    let (secret, _) = victim(&agent);
+    let ssh = agent.home.join(".ssh");
+    std::fs::create_dir_all(&ssh).unwrap();
+    std::fs::write(ssh.join("id_ed25519"), "k").unwrap();
+    let script = format!(
+        r#"
+files = os.path.expanduser("~/Link/Files")
+open(files + "/mine", "w").write("x")
+say("outside", attempt(lambda: os.chmod("{secret}", 0o644)))
+say("secret", attempt(lambda: os.chmod("{ssh}/id_ed25519", 0o644)))
+# Refused by the kernel itself, inside a write grant: not the sandbox's doing, so not named.
+say("chown_other", attempt(lambda: os.chown(files + "/mine", 54321, -1)))
+"#,
+        secret = secret.display(),
+        ssh = ssh.display()
+    );
+    let full = format!("{PY_PRELUDE}\n{script}");
+    let Some(r) = agent.landlock_only_at(&agent.home, &[], &[], &["python3", "-c", &full]) else { return };
+    r.assert_said("outside", "EPERM");
+    r.assert_said("secret", "EPERM");
+    let denials = r.json["denials"].as_array().unwrap();
+    let named = |target: &std::path::Path| {
+        denials
+            .iter()
+            .find(|d| d["target"] == target.to_str().unwrap())
+            .unwrap_or_else(|| panic!("{} not named: {}", target.display(), r.raw))
+    };
+    let outside = named(&secret);
+    assert_eq!((outside["access"].as_str(), outside["inferred"].as_bool()), (Some("metadata"), Some(false)));
+    assert_eq!(outside["fix"], format!("add \"{}\" to [files] write", secret.parent().unwrap().display()));
+    let in_secret = named(&ssh.join("id_ed25519"));
+    assert!(in_secret["fix"].is_null(), "no grant opens a secret: {in_secret}");
+    assert!(in_secret["why"].as_str().unwrap().contains(".ssh"), "{in_secret}");
+    assert_eq!(denials.len(), 2, "nothing else is blamed on the sandbox: {}", r.raw);
+}

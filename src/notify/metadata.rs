@@ -25,6 +25,7 @@ use rustix::io::Errno;
 
 use super::memory::{Memory, XATTR_NAME_MAX, XATTR_SIZE_MAX};
 use super::request::{AT_FDCWD, Op, Request, Target, Times};
+use crate::denials::Denial;
 
 /// Where the held calls may act.
 pub struct Grants {
@@ -38,7 +39,14 @@ pub struct Grants {
 
 /// Performs `request` for the process `pid`, whose memory is `memory`. The answer is the call's
 /// result, as the program gets it.
-pub fn perform(grants: &Grants, pid: u32, memory: &Memory, request: &Request) -> Result<(), Errno> {
+/// A refusal outside the write grants sets `refused` to the denial the report names.
+pub fn perform(
+    grants: &Grants,
+    pid: u32,
+    memory: &Memory,
+    request: &Request,
+    refused: &mut Option<Denial>,
+) -> Result<(), Errno> {
     let follow = match request.target {
         Target::Fd(_) => true,
         Target::Path { follow, .. } => follow,
@@ -46,7 +54,10 @@ pub fn perform(grants: &Grants, pid: u32, memory: &Memory, request: &Request) ->
     let file = open_target(pid, memory, request.target)?;
     let stat = rustix::fs::fstat(&file)?;
     let kind = FileType::from_raw_mode(stat.st_mode);
-    grants.prove(&file, (stat.st_dev, stat.st_ino))?;
+    if let Err(denial) = grants.prove(&file, (stat.st_dev, stat.st_ino)) {
+        *refused = denial;
+        return Err(Errno::PERM);
+    }
     let link = kind == FileType::Symlink;
     match request.op {
         Op::Chmod { mode } => {
@@ -187,18 +198,19 @@ fn own_descriptor_path(path: &[u8]) -> Option<(i32, &[u8])> {
 
 impl Grants {
     /// Succeeds when `file` (whose device and inode are `id`) lies beneath a write grant, in no
-    /// hole and on the way to none; `EPERM` otherwise, as the Landlock-only mode answered before.
-    fn prove(&self, file: &OwnedFd, id: (u64, u64)) -> Result<(), Errno> {
-        let named = rustix::fs::readlink(proc_self(file).as_str(), Vec::new()).map_err(|_| Errno::PERM)?;
+    /// hole and on the way to none; otherwise fails (the caller answers `EPERM`) with the denial
+    /// to name, if the file has a name.
+    fn prove(&self, file: &OwnedFd, id: (u64, u64)) -> Result<(), Option<Denial>> {
+        let named = rustix::fs::readlink(proc_self(file).as_str(), Vec::new()).map_err(|_| None)?;
         let named = named.as_bytes();
         // An unlinked file has no place to prove, nor has a pipe or a socket.
         if !named.starts_with(b"/") || named.ends_with(b" (deleted)") {
-            return Err(Errno::PERM);
+            return Err(None);
         }
         use std::os::unix::ffi::OsStrExt as _;
         let path = Path::new(std::ffi::OsStr::from_bytes(named));
-        if self.holes.iter().any(|h| path.starts_with(h) || h.starts_with(path)) {
-            return Err(Errno::PERM);
+        if let Some(hole) = self.holes.iter().find(|h| path.starts_with(h) || h.starts_with(path)) {
+            return Err(Some(crate::denials::metadata_refused(path, Some(hole))));
         }
         for (root, root_fd) in &self.write_roots {
             let Ok(rest) = path.strip_prefix(root) else { continue };
@@ -210,7 +222,7 @@ impl Grants {
                 return Ok(());
             }
         }
-        Err(Errno::PERM)
+        Err(Some(crate::denials::metadata_refused(path, None)))
     }
 }
 

@@ -189,14 +189,15 @@ fn answer_one(listener: &OwnedFd, grants: &Grants, refusals: &mut Vec<crate::den
     let held = Held::parse(&raw);
     // A session call needs nothing of the program's: refused, and named once in the report.
     if let Ok(request::Call::Session(call)) = request::decode_call(i64::from(held.nr), held.args) {
-        let denial = crate::denials::session_refused(call);
-        if refusals.len() < crate::denials::MAX_DENIALS && !refusals.contains(&denial) {
-            refusals.push(denial);
-        }
+        name(refusals, crate::denials::session_refused(call));
         let _ = crate::sys::seccomp_notif_send(listener.as_fd(), held.id, 0, -libc::EPERM);
         return true;
     }
-    let answer = without_capabilities(|| perform(listener.as_fd(), grants, &held));
+    let mut refused = None;
+    let answer = without_capabilities(|| perform(listener.as_fd(), grants, &held, &mut refused));
+    if let Some(denial) = refused {
+        name(refusals, denial);
+    }
     let error = match answer {
         Ok(()) => 0,
         Err(e) => -e.raw_os_error(),
@@ -206,8 +207,21 @@ fn answer_one(listener: &OwnedFd, grants: &Grants, refusals: &mut Vec<crate::den
     true
 }
 
-/// Decodes and performs one held call, answering for the program.
-fn perform(listener: BorrowedFd<'_>, grants: &Grants, held: &Held) -> Result<(), Errno> {
+/// Keeps `denial` for the report, once, and no more than the report lists.
+fn name(refusals: &mut Vec<crate::denials::Denial>, denial: crate::denials::Denial) {
+    if refusals.len() < crate::denials::MAX_DENIALS && !refusals.contains(&denial) {
+        refusals.push(denial);
+    }
+}
+
+/// Decodes and performs one held call, answering for the program. A refusal the report should
+/// name is put in `refused`.
+fn perform(
+    listener: BorrowedFd<'_>,
+    grants: &Grants,
+    held: &Held,
+    refused: &mut Option<crate::denials::Denial>,
+) -> Result<(), Errno> {
     if held.arch != crate::sandbox::bpf::AUDIT_ARCH {
         return Err(Errno::NOSYS);
     }
@@ -222,7 +236,9 @@ fn perform(listener: BorrowedFd<'_>, grants: &Grants, held: &Held) -> Result<(),
         return Err(Errno::NOENT);
     }
     match (call, process) {
-        (request::Call::Metadata(request), _) => metadata::perform(grants, held.pid, &memory, &request),
+        (request::Call::Metadata(request), _) => {
+            metadata::perform(grants, held.pid, &memory, &request, refused)
+        }
         (request::Call::Connect(request), Some(process)) => {
             // A connect is held only with a held door; without one, no socket could be made.
             let router = grants.connects.as_ref().ok_or(Errno::PERM)?;
