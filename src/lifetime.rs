@@ -519,14 +519,14 @@ impl Group {
                     break;
                 }
             }
-            let ready: Vec<usize> = fds
+            let ready: Vec<(usize, PollFlags)> = fds
                 .iter()
                 .zip(&roles)
                 .filter(|(fd, _)| !fd.revents().is_empty())
-                .map(|(_, role)| *role)
+                .map(|(fd, role)| (*role, fd.revents()))
                 .collect();
             drop(fds);
-            for role in ready {
+            for (role, revents) in ready {
                 match role {
                     0 | 1 => {
                         let (fd, sink) = &mut outputs[role];
@@ -550,7 +550,7 @@ impl Group {
                     }
                     4 => {
                         if let Some(n) = notifier.as_deref_mut() {
-                            n.ready();
+                            n.ready(revents.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL));
                         }
                     }
                     _ => {

@@ -142,13 +142,17 @@ impl Notifier {
     }
 
     /// Called when [`Notifier::fd`] polls ready: takes the listener, or answers one held call.
-    pub fn ready(&mut self) {
+    /// `hung_up`: the poll said the other side is gone. For the listener that means no process
+    /// uses the filter any more (and so none has a call held): it is done, rather than polled
+    /// ready again and again until the call ends.
+    pub fn ready(&mut self, hung_up: bool) {
         match std::mem::replace(&mut self.state, State::Done) {
             State::Waiting(end) => {
                 if let Some(listener) = receive_listener(&end) {
                     self.state = State::Serving(listener);
                 }
             }
+            State::Serving(_) if hung_up => {}
             State::Serving(listener) => {
                 if answer_one(&listener, &self.grants, &mut self.refusals) {
                     self.state = State::Serving(listener);
@@ -281,6 +285,46 @@ fn without_capabilities<T>(f: impl FnOnce() -> Result<T, Errno>) -> Result<T, Er
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_listener_is_done_once_no_process_uses_the_filter() {
+        use crate::sandbox::seccomp::{self, Metadata, Network, SeccompPolicy, Sessions};
+        let filter = seccomp::build(SeccompPolicy {
+            network: Network::None,
+            metadata: Metadata::Notified,
+            ipc: false,
+            openat2: false,
+            sessions: Sessions::Held,
+        });
+        let channel = Channel::new().unwrap();
+        // SAFETY: the child makes only system calls (prctl, seccomp, sendmsg, close, _exit) on
+        // what was made before the fork, and never returns into the test harness.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let sent = crate::sys::install_seccomp_filter_with_listener(&filter)
+                .ok()
+                .is_some_and(|listener| channel.send_listener(&listener).is_ok());
+            // SAFETY: ends the child at once.
+            unsafe { libc::_exit(i32::from(!sent)) };
+        }
+        let grants = Grants { write_roots: Vec::new(), holes: Vec::new(), connects: None };
+        let mut notifier = Notifier::new(grants, channel.into_helper_end().unwrap());
+        // SAFETY: waits for the child just forked.
+        let mut status = 0;
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert_eq!(status, 0, "the child installed its filter and sent the listener");
+        // The listener arrives, then polls hung up (its only user is gone): done, not polled
+        // ready again and again (the helper spun on it until the call ended).
+        let mut rounds = 0;
+        while let Some(fd) = notifier.fd() {
+            rounds += 1;
+            assert!(rounds <= 3, "still polled after its filter's last user ended");
+            let mut fds = [rustix::event::PollFd::from_borrowed_fd(fd, rustix::event::PollFlags::IN)];
+            rustix::event::poll(&mut fds, None).unwrap();
+            let revents = fds[0].revents();
+            notifier.ready(revents.intersects(rustix::event::PollFlags::HUP | rustix::event::PollFlags::ERR));
+        }
+    }
 
     #[test]
     fn a_notification_is_read_field_by_field() {
