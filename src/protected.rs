@@ -114,6 +114,11 @@ pub fn root_only_proc_files() -> Vec<std::ffi::OsString> {
     use std::os::unix::fs::PermissionsExt as _;
     let mut names = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        // Only the files need a look: the listing's own type (procfs always gives it) passes
+        // over the processes' folders and the links without a `stat` each.
+        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
         let Ok(meta) = entry.metadata() else { continue };
         if meta.is_file() && meta.permissions().mode() & 0o044 == 0 {
             names.push(entry.file_name());

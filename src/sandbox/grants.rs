@@ -372,15 +372,24 @@ pub fn open_around(path: &Path, fd: OwnedFd, cut: Cut<'_>) -> Result<Vec<(OwnedF
                 Err(Errno::NOENT) => continue,
                 Err(e) => return Err(other(e)),
             };
-            // Its kind, and what it is, from the descriptor (the listing could be stale, and a
-            // mount point shows the listing's inode, not the mount's).
+            let on_the_way = holds_hole_beneath(path.as_os_str().as_bytes(), name.to_bytes());
+            // A regular file not on the way to a hole needs no `stat`: it is no folder by
+            // another name (only a mount makes one, and a mount never puts a folder over a
+            // file). Should the listing be stale (a folder made at its name since), the rule
+            // gives that folder file rights, fewer than a folder not on the way to a hole gets
+            // anyway. Anything else is looked at on its descriptor: a mount point shows the
+            // listing's inode, not the mount's.
+            if !on_the_way && entry.file_type() == rustix::fs::FileType::RegularFile {
+                opened.push((child, Part::Whole(Kind::File)));
+                continue;
+            }
             let stat = rustix::fs::fstat(&child).map_err(other)?;
             let kind = match rustix::fs::FileType::from_raw_mode(stat.st_mode) {
                 rustix::fs::FileType::Symlink => continue,
                 rustix::fs::FileType::Directory => Kind::Folder,
                 _ => Kind::File,
             };
-            if holds_hole_beneath(path.as_os_str().as_bytes(), name.to_bytes()) {
+            if on_the_way {
                 pending.push((path.join(std::ffi::OsStr::from_bytes(name.to_bytes())), child, kind));
             } else if !cut.aliases.contains(&(stat.st_dev, stat.st_ino)) {
                 opened.push((child, Part::Whole(kind)));
