@@ -11,7 +11,7 @@
 //! |---|---|
 //! | [`sandbox_file`] | the sandbox file: parsing, validation, defaults |
 //! | [`diagnostic`] | compiler-style errors for it |
-//! | [`denials`] | what the sandbox refused a call, and the grant that would allow it |
+//! | [`denials`] | what the sandbox refused a call, why, and the grant that would allow it, right or absent |
 //! | [`paths`] | lexical path handling shared by everything: `~`, `..`, teams, beneath |
 //! | [`program_path`] | finding a program on the system PATH, never the caller's |
 //! | [`protected`] | the protected set: secrets kept out of every grant they lie in |
@@ -20,7 +20,7 @@
 //! | [`kernel`] | what this kernel can enforce, probed |
 //! | [`sandbox`] | the sandbox itself: Landlock ruleset and seccomp filter |
 //! | [`lifetime`] | the process lifetime: keeper, process group, killing, reaping |
-//! | [`notify`] | held system calls: the Landlock-only mode's metadata calls, performed by the helper beneath the write grants |
+//! | [`notify`] | held system calls: the Landlock-only mode's metadata calls, performed by the helper beneath the write grants, and its connects, made by the helper to the proxy |
 //! | [`output`] | the output capture: start and end of each stream, bounded |
 //! | [`proxy`] | the call's proxy for `[internet]`: the network door, the policy, the threads |
 //! | [`private_tmp`] | each call's own temporary folder |
@@ -30,12 +30,14 @@
 //! | [`records`] | records, their locks, the proof a group is still the command's, the sweep |
 //! | [`sys`] | the raw system calls no safe wrapper covers (the kernel-facing `unsafe`; elsewhere only `pre_exec` hooks and adopting inherited descriptors) |
 //! | [`json`] | the JSON the harness reads |
+//! | [`exit`] | the exit codes, for the core and the command line alike |
 //! | [`cli`] | the command lines, a thin layer over the above |
 
 pub mod background;
 pub mod cli;
 pub mod denials;
 pub mod diagnostic;
+pub mod exit;
 #[cfg(feature = "fault-points")]
 pub mod fault;
 pub mod file_tool;

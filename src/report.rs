@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::exit;
+use crate::exit;
 use crate::json;
 use crate::lifetime::Exit;
 use crate::output::Captured;

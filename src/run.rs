@@ -13,7 +13,7 @@ use std::os::fd::AsFd as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::cli::exit;
+use crate::exit;
 use crate::flags::SandboxFlags;
 use crate::kernel::KernelSupport;
 use crate::lifetime::{self, Exit, ProgramImage, StartFailure, Stdio};
@@ -159,23 +159,20 @@ pub fn run(req: &RunRequest) -> Report {
     drop(tmp);
     report.stdout = stdout.finish();
     report.stderr = stderr.finish();
-    // What the program said was refused, explained by the grants (marked inferred).
+    report.internet = proxy_log.map(|log| proxy::lock(&log).clone());
+    // What was refused: what lnk refused itself (known), then what the program's error lines
+    // show and the grants and the files' own permissions explain (inferred).
     if !session {
-        // Relative paths in the program's messages are relative to where it started.
-        let cwd = report.enforcement.as_ref().map_or_else(|| PathBuf::from("/"), |e| e.start.path.clone());
+        let mut known = notifier.as_ref().map(|n| n.refusals().to_vec()).unwrap_or_default();
+        known.extend(report.internet.as_ref().map(proxy::Log::denials).unwrap_or_default());
+        let start = report.enforcement.as_ref().map_or_else(|| PathBuf::from("/"), |e| e.start.path.clone());
+        let tmp = report.enforcement.as_ref().map(|e| e.tmp_dir.clone());
+        let scene = crate::denials::Scene { flags: &req.flags, start: &start, tmp: tmp.as_deref() };
         let grants: Vec<&PathBuf> = req.flags.read.iter().chain(&req.flags.write).collect();
         let as_root = rustix::process::geteuid().is_root();
         let holes =
             || crate::protected::call_holes(&req.flags.deny, &req.home, &grants, &req.protected, as_root);
-        // What the helper refused itself comes first: known, not inferred.
-        let known = notifier.as_ref().map(|n| n.refusals().to_vec()).unwrap_or_default();
-        report.denials = known;
-        for denial in crate::denials::infer(&report.stderr.text, &req.flags, &cwd, holes) {
-            let known = report.denials.iter().any(|d| d.access == denial.access && d.target == denial.target);
-            if !known && report.denials.len() < crate::denials::MAX_DENIALS {
-                report.denials.push(denial);
-            }
-        }
+        report.denials = crate::denials::for_call(known, &report.stderr.text, &scene, holes);
     }
     report.wall = started.elapsed();
     report.timed_out = waited.timed_out;
@@ -183,7 +180,6 @@ pub fn run(req: &RunRequest) -> Report {
     // A program that never started has no code of its own (the code its process exited with
     // is lnk's, and the outcome says it).
     report.exit = if waited.start_failure.is_some() { None } else { waited.exit };
-    report.internet = proxy_log.map(|log| proxy::lock(&log).clone());
     report.outcome = match (&waited.start_failure, waited.stopped_by, waited.timed_out, waited.exit) {
         (Some(StartFailure::Exec(errno)), ..) => {
             let err = std::io::Error::from_raw_os_error(*errno);

@@ -5,6 +5,7 @@
 
 mod common;
 use common::*;
+use std::os::unix::fs::PermissionsExt as _;
 
 const PY: &str = r#"commands = ["sh", "python3", "cat", "ls", "true", "cp", "perl-not-listed-here"]
 [files]
@@ -124,7 +125,6 @@ fn find_script_with_interpreter(interpreter: &str) -> Option<std::path::PathBuf>
     entries.sort();
     entries.into_iter().find(|p| {
         let Ok(meta) = std::fs::symlink_metadata(p) else { return false };
-        use std::os::unix::fs::PermissionsExt as _;
         meta.is_file()
             && meta.permissions().mode() & 0o111 != 0
             && std::fs::read(p).is_ok_and(|b| b.starts_with(prefix.as_bytes()))
@@ -373,7 +373,7 @@ fn the_report_says_what_was_enforced() {
 
 #[test]
 fn refusals_explain_themselves() {
-    let policy = "commands = [\"sh\", \"cat\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\n";
+    let policy = "commands = [\"sh\", \"cat\", \"ls\", \"mkdir\", \"python3\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\n";
     for mode in modes() {
         let agent = Agent::new("denials", policy);
         // Named on lnk's command line and not listed: known, not inferred.
@@ -381,26 +381,90 @@ fn refusals_explain_themselves() {
         assert_eq!(r.code, Some(126), "{}", r.raw);
         let d = &r.json["denials"][0];
         assert_eq!((d["access"].as_str(), d["target"].as_str()), (Some("run"), Some("seq")), "{}", r.raw);
+        assert_eq!(d["cause"], "not_listed");
         assert_eq!(d["fix"], "add \"seq\" to commands");
         assert_eq!(d["inferred"], false);
-        // Refused inside: inferred from the program's own error lines, with the grant that would
-        // allow each.
-        let script = "seq 3; echo x > ~/notes.txt; cat ~/Link/Files/missing 2>/dev/null; true";
-        let r = Report::from(run(in_mode(&mut agent.command(&[], &["sh", "-c", script]), mode)));
+
+        // Refused inside: read from the program's own error lines, checked against the grants
+        // and the files' own permissions, with the narrowest grant that would allow each.
+        let outside = Scratch::new_in(std::path::Path::new("/var/tmp"), "denials-outside");
+        std::fs::create_dir_all(outside.join("peers")).unwrap();
+        std::fs::write(outside.join("peers/x"), "x").unwrap();
+        std::fs::write(outside.join("f"), "x").unwrap();
+        let ssh = agent.home.join(".ssh");
+        std::fs::create_dir_all(&ssh).unwrap();
+        std::fs::write(ssh.join("id_x"), "k").unwrap();
+        let locked = agent.home.join("Link/Files/locked");
+        std::fs::write(&locked, "x").unwrap();
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let o = outside.path.display();
+        let script = format!(
+            "seq 3; echo x > ~/notes.txt; cat ~/Link/Files/missing 2>/dev/null; \
+             cat .ssh/id_x; (cd {o} && cat peers/x); ls {o}; cat ~/Link/Files/locked; cat /etc/shadow; \
+             mkdir ~/newdir; python3 -c \"open('{o}/f')\"; true"
+        );
+        let r = Report::from(run(in_mode(&mut agent.command(&[], &["sh", "-c", &script]), mode)));
         let denials = r.json["denials"].as_array().unwrap();
-        let find = |access: &str| {
+        let find = |target: &str| {
             denials
                 .iter()
-                .find(|d| d["access"] == access)
-                .unwrap_or_else(|| panic!("{mode:?}: no {access} denial: {}", r.raw))
+                .find(|d| d["target"] == target)
+                .unwrap_or_else(|| panic!("{mode:?}: no denial of {target}: {}", r.raw))
         };
-        let run_denial = find("run");
-        assert_eq!(run_denial["target"], "seq");
-        assert_eq!(run_denial["inferred"], true);
-        let write = find("write");
-        assert_eq!(write["target"], agent.home.join("notes.txt").to_str().unwrap());
-        assert_eq!(write["fix"], format!("add \"{}\" to [files] write", agent.home.display()));
-        assert_eq!(denials.len(), 2, "{mode:?}: nothing else is blamed on the sandbox: {}", r.raw);
+        let says = |target: &str, access: &str, cause: &str, fix: Option<String>| {
+            let d = find(target);
+            assert_eq!(
+                (d["access"].as_str(), d["cause"].as_str(), d["fix"].as_str().map(str::to_owned)),
+                (Some(access), Some(cause), fix),
+                "{mode:?}: {target}: {d}"
+            );
+            assert_eq!(d["inferred"], true, "{mode:?}: {d}");
+        };
+        let home = agent.home.display().to_string();
+        says("seq", "run", "not_listed", Some("add \"seq\" to commands".into()));
+        // A file to be made: the folder it would be made in.
+        says(
+            &format!("{home}/notes.txt"),
+            "write",
+            "outside_grants",
+            Some(format!("add \"{home}\" to [files] write")),
+        );
+        says(
+            &format!("{home}/newdir"),
+            "write",
+            "outside_grants",
+            Some(format!("add \"{home}\" to [files] write")),
+        );
+        // A relative path from where the program started; a secret gets no fix.
+        says(&format!("{home}/.ssh/id_x"), "read", "protected", None);
+        // A folder is granted itself, never its parent.
+        says(&o.to_string(), "read", "outside_grants", Some(format!("add \"{o}\" to [files] read")));
+        // A file's own mode refuses it: not the sandbox, no fix.
+        says(&format!("{home}/Link/Files/locked"), "read", "permissions", None);
+        // The message names no access: read or write, the file itself to grant.
+        says(
+            &format!("{o}/f"),
+            "read_or_write",
+            "outside_grants",
+            Some(format!("add \"{o}/f\" to [files] read (or to [files] write, to change it)")),
+        );
+        // /etc is readable: as an ordinary user /etc/shadow's own mode refuses it; as root it
+        // is one of the system's secrets.
+        let shadow = find("/etc/shadow");
+        let expected = if rustix::process::geteuid().is_root() { "protected" } else { "permissions" };
+        assert_eq!(
+            (shadow["cause"].as_str(), &shadow["fix"]),
+            (Some(expected), &serde_json::Value::Null),
+            "{shadow}"
+        );
+        // A relative path that is not where the program started (it changed folder) is left
+        // out, never resolved against the wrong folder.
+        assert!(
+            !denials.iter().any(|d| d["target"].as_str().unwrap().ends_with("peers/x")),
+            "{mode:?}: {}",
+            r.raw
+        );
+        assert_eq!(denials.len(), 8, "{mode:?}: nothing else is blamed on the sandbox: {}", r.raw);
     }
     // The text report says it on `lnk:` lines.
     let agent = Agent::new("denials-text", policy);

@@ -27,7 +27,7 @@ use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::cli::exit;
+use crate::exit;
 use crate::flags::SandboxFlags;
 use crate::records::{self, ReadError, Record, Records, State, sweep};
 use crate::sandbox_file::Commands;
@@ -202,6 +202,7 @@ pub fn start(agent: &Agent, req: &StartRequest) -> Result<String, Failure> {
         output_inode: None,
         output_end: String::new(),
         told: false,
+        denials: Vec::new(),
     };
     // The caller's part of the record is bounded, so that every later write (with the output's
     // end and lnk's own fields) stays readable (see `records::format`).

@@ -16,7 +16,7 @@ use super::bridge;
 use super::output_end::OutputEnd;
 use super::output_file::OutputFile;
 use super::{Agent, DEFAULT_GRACE};
-use crate::cli::exit;
+use crate::exit;
 use crate::flags::SandboxFlags;
 use crate::kernel::KernelSupport;
 use crate::lifetime::{self, Exit, ProgramImage, StartFailure, Stdio};
@@ -192,8 +192,10 @@ fn run_command(
             .map_err(failed)?;
     let door = sandbox.take_door();
     let mut notifier = sandbox.take_notifier();
+    // For the denials: where the command started, and its tmp folder.
+    let (start, tmp_dir) = (sandbox.enforcement.start.path.clone(), sandbox.enforcement.tmp_dir.clone());
     drop(sandbox);
-    let _proxy = door.map(|door| crate::proxy::serve_door(door, flags.internet.as_ref(), &[]));
+    let proxy = door.map(|door| crate::proxy::serve_door(door, flags.internet.as_ref(), &[]));
     let keeper = group.id().as_raw_nonzero().get();
     record.group = identity::record_group(keeper).ok();
     // Recorded running, with the group, while the keeper makes the sandbox and executes the
@@ -234,10 +236,12 @@ fn run_command(
     let mut end = OutputEnd::new((record.output_chars as usize / 2).max(1));
     let deadline = started + Duration::from_secs(u64::from(record.timeout_secs));
     let grace = if opts.grace.is_zero() { DEFAULT_GRACE } else { opts.grace };
+    let mut refusals = crate::denials::Scanner::default();
     let waited = {
         let mut sink = |b: &[u8]| {
             out.push(b);
             end.push(b);
+            refusals.push(b);
         };
         let outputs = [(Some(out_r), &mut sink as &mut dyn FnMut(&[u8])), (None, &mut |_| {})];
         group.wait(outputs, deadline, grace, &stop_signals, notifier.as_mut())
@@ -248,6 +252,14 @@ fn run_command(
     out.finish();
     record.output_end = end.finish();
     record.ended_ms = Some(records::now_ms());
+    // What was refused, as a run call's report says it (see `crate::denials`).
+    let mut known = notifier.as_ref().map(|n| n.refusals().to_vec()).unwrap_or_default();
+    known.extend(proxy.map(|log| crate::proxy::lock(&log).denials()).unwrap_or_default());
+    let scene = crate::denials::Scene { flags: &flags, start: &start, tmp: Some(&tmp_dir) };
+    let grants: Vec<&std::path::PathBuf> = flags.read.iter().chain(&flags.write).collect();
+    let as_root = rustix::process::geteuid().is_root();
+    let holes = || crate::protected::call_holes(&flags.deny, &home, &grants, &protected, as_root);
+    record.denials = crate::denials::for_call(known, &refusals.finish(), &scene, holes);
     (record.exit_code, record.signal) = match waited.exit {
         Some(Exit::Code(c)) => (Some(c), None),
         Some(Exit::Signal(s)) => (None, Some(s)),

@@ -7,7 +7,7 @@ fn main() -> std::process::ExitCode {
         Ok(args) => args,
         Err(bad) => {
             eprintln!("lnk-link-run: an argument is not valid UTF-8: {}", bad.to_string_lossy());
-            return std::process::ExitCode::from(lnk::cli::exit::USAGE);
+            return std::process::ExitCode::from(lnk::exit::USAGE);
         }
     };
     lnk::cli::link_run::main(&args)

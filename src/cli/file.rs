@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::args::{self, UsageError};
-use super::exit;
+use crate::exit;
 use crate::file_tool;
 use crate::flags::SandboxFlags;
 

@@ -330,7 +330,13 @@ fn record_json(r: &Record, live: bool) -> String {
         .bool("told", r.told)
         .num("output_bytes", r.output_bytes)
         .num("output_dropped", r.output_dropped)
+        .raw("denials", &denials_json(r))
         .finish()
+}
+
+/// What the sandbox refused the command (see [`crate::denials`]): `[]` when nothing.
+fn denials_json(r: &Record) -> String {
+    json::array(r.denials.iter().map(|d| d.to_json()))
 }
 
 /// A record that says running but whose supervisor is gone is shown as lost: the sweep will
@@ -422,10 +428,14 @@ fn read(args: &[String]) -> Result<u8, Failure> {
                 .num("size", size)
                 .num("length", bytes.len() as u64)
                 .str("text", &text)
+                .raw("denials", &denials_json(&record))
                 .finish()
         );
     } else {
         let _ = std::io::stdout().write_all(&bytes);
+        for denial in &record.denials {
+            eprintln!("lnk-link-run: {}", denial.line());
+        }
     }
     Ok(0)
 }

@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::args::UsageError;
-use super::exit;
+use crate::exit;
 use crate::flags::{SandboxFlags, is_sandbox_flag};
 use crate::paths;
 use crate::run::{RunRequest, run};

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::args::{self, UsageError};
-use super::exit;
+use crate::exit;
 use crate::flags::SandboxFlags;
 use crate::json;
 use crate::kernel::KernelSupport;

@@ -157,7 +157,11 @@ impl Router {
     pub fn connect(&self, asked: SocketAddr, nonblocking: bool) -> Result<OwnedFd, Errno> {
         let Some(local) = self.route(asked) else {
             let why = "a direct connection: only the call's proxy (HTTP_PROXY) and the listed tcp addresses are reachable";
-            super::lock(&self.log).refuse(&asked.ip().to_string(), asked.port(), why);
+            let fix = format!(
+                "connect through the proxy (HTTP_PROXY), or add \"{}\" to [internet] tcp",
+                SocketAddr::new(asked.ip(), asked.port())
+            );
+            super::lock(&self.log).refuse_by_policy(&asked.ip().to_string(), asked.port(), why, Some(fix));
             return Err(refused_errno(asked.ip()));
         };
         let (family, loopback) = match asked {

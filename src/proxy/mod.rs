@@ -78,6 +78,11 @@ pub struct Refusal {
     pub host: String,
     pub port: u16,
     pub why: String,
+    /// Refused by the sandbox file's `[internet]` (not a malformed request, an unreachable host
+    /// or another process): a denial of the call's.
+    pub by_policy: bool,
+    /// The change to the sandbox file that would allow it, where one would.
+    pub fix: Option<String>,
 }
 
 /// The log, even if a proxy thread panicked while holding it (the counts stay meaningful: each
@@ -88,10 +93,29 @@ pub fn lock(log: &Mutex<Log>) -> std::sync::MutexGuard<'_, Log> {
 
 impl Log {
     pub fn refuse(&mut self, host: &str, port: u16, why: &str) {
+        self.note(Refusal { host: host.to_owned(), port, why: why.to_owned(), by_policy: false, fix: None });
+    }
+
+    /// A refusal by the sandbox file's `[internet]`, with the change that would allow it.
+    pub fn refuse_by_policy(&mut self, host: &str, port: u16, why: &str, fix: Option<String>) {
+        self.note(Refusal { host: host.to_owned(), port, why: why.to_owned(), by_policy: true, fix });
+    }
+
+    fn note(&mut self, refusal: Refusal) {
         self.refused += 1;
         if self.refusals.len() < MAX_NAMED_REFUSALS {
-            self.refusals.push(Refusal { host: host.to_owned(), port, why: why.to_owned() });
+            self.refusals.push(refusal);
         }
+    }
+
+    /// The policy's refusals, as denials the report names (each target once).
+    pub fn denials(&self) -> Vec<crate::denials::Denial> {
+        let mut denials = Vec::new();
+        for r in self.refusals.iter().filter(|r| r.by_policy) {
+            let denial = crate::denials::connect_refused(&r.host, r.port, &r.why, r.fix.as_deref());
+            crate::denials::add(&mut denials, denial);
+        }
+        denials
     }
 }
 

@@ -57,6 +57,20 @@ impl std::fmt::Display for Refused {
     }
 }
 
+impl Refused {
+    /// The change to the sandbox file that would allow `host:port`, where one would.
+    pub fn fix(&self, host: &str, port: u16) -> Option<String> {
+        match self {
+            Refused::HostNotListed | Refused::AddressNotListed => {
+                Some(format!("add \"{host}\" to [internet] hosts"))
+            }
+            Refused::PortNotAllowed => Some(format!("add \"{host}:{port}\" to [internet] tcp")),
+            Refused::InternalAddress(a) => Some(format!("add \"{a}\" to [internet] hosts")),
+            Refused::RateSpent => Some("raise [internet] per_minute".to_owned()),
+        }
+    }
+}
+
 /// Lower-cases a host and strips one trailing dot, as names compare.
 fn normal(host: &str) -> String {
     host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase()

@@ -138,7 +138,7 @@ fn accept_loop(listener: OwnedFd, kind: Listener, shared: Arc<Shared>) {
 fn open_upstream(shared: &Shared, host: &str, port: u16) -> Result<TcpStream, (u16, String)> {
     let refuse = |why: Refused| {
         let status = if why == Refused::RateSpent { 429 } else { 403 };
-        super::lock(&shared.log).refuse(host, port, &why.to_string());
+        super::lock(&shared.log).refuse_by_policy(host, port, &why.to_string(), why.fix(host, port));
         (status, why.to_string())
     };
     policy::check_target(&shared.net, host, port).map_err(refuse)?;

@@ -152,6 +152,8 @@ pub struct Record {
     pub output_end: String,
     /// The message was handed to the bridge (or is being): never send it again.
     pub told: bool,
+    /// What the sandbox refused the command (see [`crate::denials`]); empty until it ends.
+    pub denials: Vec<crate::denials::Denial>,
 }
 
 /// The current record format; a record of another version is not read.
@@ -214,6 +216,10 @@ impl Record {
             line("output_ino", ino.to_string());
         }
         line("told", self.told.to_string());
+        if !self.denials.is_empty() {
+            let each: Vec<String> = self.denials.iter().map(|d| toml_array(&d.to_fields())).collect();
+            line("denials", format!("[{}]", each.join(", ")));
+        }
         // Last, so the short lines before it are within the first bytes of the file even when it
         // is large (see `Records::settled`).
         line("output_end", toml_string(&self.output_end));
@@ -253,6 +259,7 @@ impl Record {
             "output_ino",
             "output_end",
             "told",
+            "denials",
         ];
         if let Some((k, _)) = root.iter().find(|(k, _)| !known.contains(k)) {
             return Err(format!("unknown key `{}`", k.escape_debug()));
@@ -342,8 +349,30 @@ impl Record {
             },
             output_end: string("output_end")?,
             told: boolean("told")?,
+            denials: denials(get("denials"))?,
         })
     }
+}
+
+/// The `denials` key: absent (none), or an array of [`crate::denials::Denial::to_fields`] arrays.
+fn denials(item: Option<&Item>) -> Result<Vec<crate::denials::Denial>, String> {
+    let Some(item) = item else { return Ok(Vec::new()) };
+    let bad = || "`denials` is not an array of denials".to_owned();
+    let array = item.as_array().ok_or_else(bad)?;
+    if array.len() > crate::denials::MAX_DENIALS {
+        return Err(bad());
+    }
+    array
+        .iter()
+        .map(|entry| {
+            let fields = entry.as_array().ok_or_else(bad)?;
+            let fields: Vec<String> = fields
+                .iter()
+                .map(|f| f.as_str().map(str::to_owned).ok_or_else(bad))
+                .collect::<Result<_, _>>()?;
+            crate::denials::Denial::from_fields(&fields).ok_or_else(bad)
+        })
+        .collect()
 }
 
 /// A record id names files, so it is strictly `r` followed by hex digits.
@@ -396,6 +425,7 @@ mod tests {
             output_inode: Some((64769, 1234)),
             output_end: "\u{0}\u{7f}é".into(),
             told: false,
+            denials: Vec::new(),
         }
     }
 

@@ -71,7 +71,8 @@ const PINNED_ABI: ABI = ABI::V6;
 
 /// Folders every program may read, as it needs them to start (loader, libraries, locale,
 /// certificates). Symlinked ones (`/bin` → `usr/bin`) are skipped: their target is in the list.
-const SYSTEM_READ: &[&str] = &["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc"];
+pub(crate) const SYSTEM_READ: &[&str] =
+    &["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc"];
 /// What of `/proc` a program may read: system-wide figures only. No `/proc/<pid>` folder, not
 /// even the program's own: Landlock's ptrace check lets a sandboxed process read another
 /// same-user process's `environ`, `maps` and `cmdline` (only `mem` is refused), and the
@@ -87,7 +88,7 @@ const PROC_READ: &[&str] = &[
     "/proc/sys",
 ];
 /// Where `commands = ["*"]` may execute: the system PATH and the libraries beside it.
-const SYSTEM_EXEC: &[&str] = &["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin"];
+pub(crate) const SYSTEM_EXEC: &[&str] = &["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin"];
 /// Device files any program may open for reading and writing.
 const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
 
@@ -123,13 +124,13 @@ pub struct Refusal {
 
 impl Refusal {
     pub fn kernel(message: impl Into<String>) -> Refusal {
-        Refusal { exit_code: crate::cli::exit::HELPER_FAILED, message: message.into() }
+        Refusal { exit_code: crate::exit::HELPER_FAILED, message: message.into() }
     }
     pub fn refused(message: impl Into<String>) -> Refusal {
-        Refusal { exit_code: crate::cli::exit::REFUSED, message: message.into() }
+        Refusal { exit_code: crate::exit::REFUSED, message: message.into() }
     }
     pub fn not_found(message: impl Into<String>) -> Refusal {
-        Refusal { exit_code: crate::cli::exit::NOT_FOUND, message: message.into() }
+        Refusal { exit_code: crate::exit::NOT_FOUND, message: message.into() }
     }
 }
 

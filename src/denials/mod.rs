@@ -1,0 +1,419 @@
+//! Refusals that explain themselves: what was refused, why, and the change to the sandbox file
+//! that would allow it, or none.
+//!
+//! An agent reads `denials` and changes its request, so a wrong denial is worse than none. Each
+//! one is right or absent:
+//!
+//! - **Known** (`inferred: false`): what lnk refused itself. A program named on lnk's command
+//!   line that `commands` does not list; in the Landlock-only mode the held calls the helper
+//!   refused (a metadata change outside the write grants, `setsid`, `setpgid`: see
+//!   [`crate::notify`]); a connection the proxy or the held door refused ([`crate::proxy`]).
+//! - **Inferred** (`inferred: true`): read from the program's own error lines ([`lines`]), then
+//!   checked ([`explain`]): the target is a path the line names (never a word of the message),
+//!   a relative one only where it is found from the folder the program started in; the access
+//!   is the one the message names; the sandbox is blamed only where the grants explain the
+//!   refusal and the file's own mode and owner would have let the program's user in (where they
+//!   would not, the denial says so, with no fix); a fix grants the path named itself (or, for a
+//!   file to be made, the nearest folder that exists), never `/`; a secret or a `deny` entry
+//!   gets none. A line that does not fit is left out.
+//!
+//! The kernel does not tell an unprivileged process which layer refused (Landlock's audit
+//! records need the audit log), so inference is what there is for the rest; an
+//! `Operation not permitted` line is never read (the kernel says it for much that is not the
+//! sandbox's doing, and what lnk refused it knows).
+//!
+//! Nothing here changes what is enforced.
+
+pub mod explain;
+pub mod lines;
+
+use std::path::{Path, PathBuf};
+
+use crate::json;
+
+pub use explain::Scene;
+
+/// The most denials a report lists: the first ones name the problem.
+pub const MAX_DENIALS: usize = 20;
+
+/// What was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Running a program.
+    Run,
+    Read,
+    Write,
+    /// Reading or writing: the message did not say which.
+    ReadOrWrite,
+    /// Changing a file's mode, owner, times or extended attributes.
+    Metadata,
+    /// Making a session or process group of its own (`setsid`, `setpgid`).
+    Session,
+    /// A network connection.
+    Connect,
+}
+
+impl Access {
+    pub const ALL: [Access; 7] = [
+        Access::Run,
+        Access::Read,
+        Access::Write,
+        Access::ReadOrWrite,
+        Access::Metadata,
+        Access::Session,
+        Access::Connect,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Access::Run => "run",
+            Access::Read => "read",
+            Access::Write => "write",
+            Access::ReadOrWrite => "read_or_write",
+            Access::Metadata => "metadata",
+            Access::Session => "session",
+            Access::Connect => "connect",
+        }
+    }
+}
+
+/// Why it was refused, as a harness can act on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// The program is not among `commands`.
+    NotListed,
+    /// The path is outside the grants that would allow the access (`fix` names the grant).
+    OutsideGrants,
+    /// A secret, a `[files] deny` entry or the agent's records: no grant opens it.
+    Protected,
+    /// The file's own mode and owner refuse the program's user: not the sandbox.
+    Permissions,
+    /// Only the own world allows it (a session of the program's own).
+    NeedsOwnWorld,
+    /// A connection `[internet]` does not allow.
+    NotAllowed,
+}
+
+impl Cause {
+    pub const ALL: [Cause; 6] = [
+        Cause::NotListed,
+        Cause::OutsideGrants,
+        Cause::Protected,
+        Cause::Permissions,
+        Cause::NeedsOwnWorld,
+        Cause::NotAllowed,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::NotListed => "not_listed",
+            Cause::OutsideGrants => "outside_grants",
+            Cause::Protected => "protected",
+            Cause::Permissions => "permissions",
+            Cause::NeedsOwnWorld => "needs_own_world",
+            Cause::NotAllowed => "not_allowed",
+        }
+    }
+}
+
+/// One refusal, and what would allow it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denial {
+    pub access: Access,
+    /// The program, the absolute path, or `host:port`.
+    pub target: String,
+    pub cause: Cause,
+    /// Why, in the sandbox file's terms.
+    pub why: String,
+    /// What to change in the sandbox file, when a change can allow it.
+    pub fix: Option<String>,
+    /// Found in the program's own output, not known from lnk itself.
+    pub inferred: bool,
+}
+
+impl Denial {
+    pub fn to_json(&self) -> String {
+        json::Object::new()
+            .str("access", self.access.name())
+            .str("target", &self.target)
+            .str("cause", self.cause.name())
+            .str("why", &self.why)
+            .raw("fix", &self.fix.as_deref().map_or("null".into(), json::string))
+            .bool("inferred", self.inferred)
+            .finish()
+    }
+
+    /// The `lnk:` line of the text report.
+    pub fn line(&self) -> String {
+        let fix = self.fix.as_deref().map(|f| format!("; {f}")).unwrap_or_default();
+        let how = if self.inferred { " (inferred from the program's error output)" } else { "" };
+        format!("denied: {} {}: {}{fix}{how}", self.access.name(), self.target, self.why)
+    }
+
+    /// The fields as a background record keeps them (see [`crate::records`]): access, target,
+    /// cause, why, fix (empty for none), inferred.
+    pub fn to_fields(&self) -> [String; 6] {
+        [
+            self.access.name().to_owned(),
+            self.target.clone(),
+            self.cause.name().to_owned(),
+            self.why.clone(),
+            self.fix.clone().unwrap_or_default(),
+            self.inferred.to_string(),
+        ]
+    }
+
+    /// Reads [`Denial::to_fields`] back; `None` if any field is not one it writes.
+    pub fn from_fields(fields: &[String]) -> Option<Denial> {
+        let [access, target, cause, why, fix, inferred] = fields else { return None };
+        Some(Denial {
+            access: *Access::ALL.iter().find(|a| a.name() == access)?,
+            target: target.clone(),
+            cause: *Cause::ALL.iter().find(|c| c.name() == cause)?,
+            why: why.clone(),
+            fix: (!fix.is_empty()).then(|| fix.clone()),
+            inferred: match inferred.as_str() {
+                "true" => true,
+                "false" => false,
+                _ => return None,
+            },
+        })
+    }
+}
+
+/// Adds `denial` to `denials` unless one of the same access and target is there, or the list
+/// is full.
+pub fn add(denials: &mut Vec<Denial>, denial: Denial) {
+    let known = denials.iter().any(|d| d.access == denial.access && d.target == denial.target);
+    if !known && denials.len() < MAX_DENIALS {
+        denials.push(denial);
+    }
+}
+
+/// The denial for a program named on lnk's command line that `commands` does not list.
+pub fn program_not_listed(name: &str) -> Denial {
+    let found = crate::program_path::lookup(name).ok();
+    Denial {
+        access: Access::Run,
+        target: name.to_owned(),
+        cause: Cause::NotListed,
+        why: match &found {
+            Some(p) => format!("`{name}` ({}) is not among `commands`", p.path.display()),
+            None => format!("`{name}` is not among `commands` (and is not on this computer's system PATH)"),
+        },
+        fix: found.map(|_| format!("add \"{name}\" to commands")),
+        inferred: false,
+    }
+}
+
+/// The denial for a `setsid` or `setpgid` (`call`) the helper refused (the Landlock-only mode).
+pub fn session_refused(call: &str) -> Denial {
+    Denial {
+        access: Access::Session,
+        target: call.to_owned(),
+        cause: Cause::NeedsOwnWorld,
+        why: "a session or process group of its own would leave the group lnk ends as one, and without a pid namespace of the call's own (the Landlock-only mode) nothing else would end it".into(),
+        fix: Some(
+            "run where user namespaces are allowed (see `lnk sandbox status`), or keep the process in its parent's session (no start_new_session, setsid or detached)"
+                .into(),
+        ),
+        inferred: false,
+    }
+}
+
+/// The denial for a metadata call (`chmod`, `chown`, times, attributes) on `path` that the
+/// helper refused (the Landlock-only mode): `path` lies in `hole`, or outside every write grant.
+pub fn metadata_refused(path: &Path, hole: Option<&Path>) -> Denial {
+    let (cause, why, fix) = match hole {
+        Some(hole) => (
+            Cause::Protected,
+            format!(
+                "it lies in `{}`, which the sandbox keeps out of every grant (a secret, the agent's records, or `[files] deny`), or on the way to it",
+                hole.display()
+            ),
+            None,
+        ),
+        None => (
+            Cause::OutsideGrants,
+            "it is outside every `[files] write` grant (a file's mode, owner, times and attributes change only beneath them)"
+                .to_owned(),
+            explain::grant_fix(path, "write"),
+        ),
+    };
+    Denial { access: Access::Metadata, target: path.display().to_string(), cause, why, fix, inferred: false }
+}
+
+/// The denial for a connection `[internet]` refused (the proxy's policy, or the held door's
+/// direct connect): `fix` as the refusal gives it.
+pub fn connect_refused(host: &str, port: u16, why: &str, fix: Option<&str>) -> Denial {
+    let target = match host.contains(':') && !host.starts_with('[') {
+        true => format!("[{host}]:{port}"),
+        false => format!("{host}:{port}"),
+    };
+    Denial {
+        access: Access::Connect,
+        target,
+        cause: Cause::NotAllowed,
+        why: why.to_owned(),
+        fix: fix.map(str::to_owned),
+        inferred: false,
+    }
+}
+
+/// A call's denials: `known` (what lnk refused itself) first, then what [`infer`] reads from
+/// `output`, each target once.
+pub fn for_call(
+    known: Vec<Denial>,
+    output: &str,
+    scene: &Scene<'_>,
+    holes: impl FnOnce() -> Vec<PathBuf>,
+) -> Vec<Denial> {
+    let mut denials = Vec::new();
+    for denial in known.into_iter().chain(infer(output, scene, holes)) {
+        add(&mut denials, denial);
+    }
+    denials
+}
+
+/// The denials the program's output shows, each checked against the grants and the file's own
+/// permissions (see the module's rules). `holes` gives the paths the call's grants were cut
+/// around ([`crate::protected::call_holes`]); it is called only if some line names a refused
+/// path (finding them is a few dozen system calls, and most calls print no refusal).
+pub fn infer(output: &str, scene: &Scene<'_>, holes: impl FnOnce() -> Vec<PathBuf>) -> Vec<Denial> {
+    let mut denials: Vec<Denial> = Vec::new();
+    let mut find_holes = Some(holes);
+    let mut found: Option<Vec<PathBuf>> = None;
+    let all: Vec<&str> = output.lines().collect();
+    for (i, line) in all.iter().enumerate() {
+        let before = &all[i.saturating_sub(4)..i];
+        let Some(named) = lines::read(line, before) else { continue };
+        let holes = found.get_or_insert_with(|| find_holes.take().map(|f| f()).unwrap_or_default());
+        if let Some(denial) = explain::explain(&named, scene, holes) {
+            add(&mut denials, denial);
+        }
+        if denials.len() == MAX_DENIALS {
+            break;
+        }
+    }
+    denials
+}
+
+/// The lines of a long output that may name a refusal, kept as the output streams by (a
+/// background command's output goes to a file, capped, and may be long): each line that says
+/// "permission denied" or "read-only file system", with the lines just before it. Bounded.
+#[derive(Default)]
+pub struct Scanner {
+    partial: Vec<u8>,
+    recent: std::collections::VecDeque<String>,
+    kept: String,
+    lines_kept: usize,
+}
+
+/// The most lines a [`Scanner`] keeps, and the longest line it looks at.
+const SCANNER_LINES: usize = 400;
+const SCANNER_LINE: usize = 4096;
+
+impl Scanner {
+    /// Takes the next bytes of the output.
+    pub fn push(&mut self, bytes: &[u8]) {
+        for piece in bytes.split_inclusive(|b| *b == b'\n') {
+            if self.partial.len() < SCANNER_LINE {
+                let room = SCANNER_LINE - self.partial.len();
+                self.partial.extend_from_slice(&piece[..piece.len().min(room)]);
+            }
+            if piece.ends_with(b"\n") {
+                let line = String::from_utf8_lossy(&self.partial).trim_end().to_owned();
+                self.partial.clear();
+                self.line(line);
+            }
+        }
+    }
+
+    fn line(&mut self, line: String) {
+        let lower = line.to_ascii_lowercase();
+        if self.lines_kept < SCANNER_LINES
+            && (lower.contains("permission denied") || lower.contains("read-only file system"))
+        {
+            for before in self.recent.drain(..) {
+                self.kept.push_str(&before);
+                self.kept.push('\n');
+            }
+            self.kept.push_str(&line);
+            self.kept.push('\n');
+            self.lines_kept += 1;
+            return;
+        }
+        if self.recent.len() == 4 {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(line);
+    }
+
+    /// The kept lines, as one text for [`infer`] (a last line without its newline included).
+    pub fn finish(mut self) -> String {
+        if !self.partial.is_empty() {
+            let line = String::from_utf8_lossy(&self.partial).trim_end().to_owned();
+            self.partial.clear();
+            self.line(line);
+        }
+        self.kept
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_denial_survives_its_record_fields() {
+        let d = Denial {
+            access: Access::ReadOrWrite,
+            target: "/x y".into(),
+            cause: Cause::OutsideGrants,
+            why: "w".into(),
+            fix: Some("f".into()),
+            inferred: true,
+        };
+        assert_eq!(Denial::from_fields(&d.to_fields()), Some(d.clone()));
+        let none = Denial { fix: None, inferred: false, ..d };
+        assert_eq!(Denial::from_fields(&none.to_fields()), Some(none));
+        let mut bad = d_fields();
+        bad[2] = "other".into();
+        assert_eq!(Denial::from_fields(&bad), None);
+        assert_eq!(Denial::from_fields(&d_fields()[..5]), None);
+    }
+
+    fn d_fields() -> Vec<String> {
+        ["read", "/x", "protected", "w", "", "false"].map(String::from).to_vec()
+    }
+
+    #[test]
+    fn the_scanner_keeps_refusals_and_the_lines_before_them_only() {
+        let mut scan = Scanner::default();
+        let mut text = String::new();
+        for i in 0..1000 {
+            text.push_str(&format!("line {i}\n"));
+        }
+        text.push_str(
+            "error: failed to create directory `/x`\n\nCaused by:\n  Permission denied (os error 13)\n",
+        );
+        text.push_str("cat: /y: Permission denied");
+        for chunk in text.as_bytes().chunks(7) {
+            scan.push(chunk);
+        }
+        let kept = scan.finish();
+        assert!(!kept.contains("line 5\n"), "{kept}");
+        assert!(kept.contains("failed to create directory `/x`"), "{kept}");
+        assert!(kept.ends_with("cat: /y: Permission denied\n"), "{kept}");
+        let mut long = Scanner::default();
+        long.push(&vec![b'a'; 100_000]);
+        long.push(b": Permission denied\n");
+        assert!(long.finish().len() <= SCANNER_LINE + 1, "a line is cut at its bound");
+    }
+
+    #[test]
+    fn a_connect_names_host_and_port() {
+        assert_eq!(connect_refused("a.test", 443, "w", None).target, "a.test:443");
+        assert_eq!(connect_refused("2001:db8::1", 80, "w", None).target, "[2001:db8::1]:80");
+    }
+}
