@@ -686,3 +686,47 @@ time.sleep(99)' & mark $! > ~/Link/Files/session; wait",
         wait_dead(session, Duration::from_secs(3));
     }
 }
+
+#[test]
+fn a_background_commands_denials_are_recorded_and_shown() {
+    // What the sandbox refused a background command is kept in its record, as a run call's
+    // report has it: known (a held setpgid in the Landlock-only mode) and inferred (the
+    // command's own error lines, checked against the grants), also from output long past the
+    // end the message tells.
+    for mode in modes() {
+        let bg = Bg::new("bg-denials");
+        let outside = Scratch::new_in(std::path::Path::new("/var/tmp"), "bg-denials-outside");
+        std::fs::write(outside.join("f"), "x").unwrap();
+        let script = format!(
+            "cat {o}/f; i=0; while [ $i -lt 300 ]; do echo line $i; i=$((i+1)); done; \
+             echo x > ~/notes.txt; python3 -c 'import os; os.setpgid(0, 0)' 2>/dev/null; true",
+            o = outside.path.display()
+        );
+        let mut start = bg.cmd("start");
+        start.arg("--file").arg(&bg.policy).args(["--", "sh", "-c", &script]);
+        let out = run(in_mode(&mut start, mode));
+        assert_eq!(out.status.code(), Some(0), "{mode:?}: {}", stderr(&out));
+        let id = stdout(&out).trim().to_owned();
+        let record = bg.wait_state(&id, "exited", Duration::from_secs(20));
+        let denials = record["denials"].as_array().unwrap_or_else(|| panic!("{record}"));
+        let find = |target: &str| denials.iter().find(|d| d["target"] == target);
+        let read =
+            find(&format!("{}/f", outside.path.display())).unwrap_or_else(|| panic!("{mode:?}: {record}"));
+        assert_eq!((read["access"].as_str(), read["cause"].as_str()), (Some("read"), Some("outside_grants")));
+        assert_eq!(read["inferred"], true);
+        let home = bg.home.display();
+        let write = find(&format!("{home}/notes.txt")).unwrap_or_else(|| panic!("{mode:?}: {record}"));
+        assert_eq!(write["fix"], format!("add \"{home}\" to [files] write"));
+        let session = find("setpgid");
+        match mode {
+            Mode::OwnWorld => assert!(session.is_none(), "{record}"),
+            Mode::LandlockOnly => assert_eq!(session.unwrap()["inferred"], false, "{record}"),
+        }
+        // `read --json` shows them too; without --json they come on standard error.
+        let out = run(bg.cmd("read").arg(&id).arg("--json"));
+        let answer = one_json_object(&out);
+        assert_eq!(answer["denials"], record["denials"], "{answer}");
+        let out = run(bg.cmd("read").arg(&id));
+        assert!(stderr(&out).contains("denied: read"), "{}", stderr(&out));
+    }
+}

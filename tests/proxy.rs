@@ -198,6 +198,19 @@ fn an_unlisted_host_is_refused_and_named_in_the_report() {
         assert_eq!((refused[0].0.as_str(), refused[0].1), ("unlisted.test", 80));
         assert_eq!((refused[1].0.as_str(), refused[1].1), ("unlisted.test", 443));
         assert!(refused.iter().all(|x| x.2.contains("not listed")), "{}: {refused:?}", w.mode());
+        // And in `denials`, known, with the change that would allow it.
+        let denial = r.json["denials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["target"] == "unlisted.test:80")
+            .unwrap_or_else(|| panic!("{}: {}", w.mode(), r.raw))
+            .clone();
+        assert_eq!(
+            (denial["access"].as_str(), denial["cause"].as_str(), denial["inferred"].as_bool()),
+            (Some("connect"), Some("not_allowed"), Some(false))
+        );
+        assert_eq!(denial["fix"], "add \"unlisted.test\" to [internet] hosts");
     }
 }
 
@@ -828,6 +841,13 @@ fn without_user_namespaces_internet_goes_through_the_held_door() {
     assert!(
         refused.iter().any(|x| x.0 == "192.0.2.1" && x.1 == 80 && x.2.contains("a direct connection")),
         "the direct connect is named: {refused:?}"
+    );
+    let direct =
+        r.json["denials"].as_array().unwrap().iter().find(|d| d["target"] == "192.0.2.1:80").cloned();
+    let direct = direct.unwrap_or_else(|| panic!("{}", r.raw));
+    assert_eq!(
+        direct["fix"],
+        "connect through the proxy (HTTP_PROXY), or add \"192.0.2.1:80\" to [internet] tcp"
     );
 }
 
