@@ -106,3 +106,22 @@ fn the_notify_request_corpus_decodes_without_panicking() {
     assert!(decoded >= 5, "the seed corpus holds calls that decode");
     assert!(connects >= 2, "and connects whose addresses decode");
 }
+
+#[test]
+fn the_denial_lines_corpus_reads_without_panicking_and_names_only_what_it_holds() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/denial_lines");
+    let mut named = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let before = &lines[i.saturating_sub(4)..i];
+            if let Some(n) = lnk::denials::lines::read(line, before) {
+                assert!(text.contains(n.text.as_str()), "{n:?}");
+                named += 1;
+            }
+        }
+    }
+    assert!(named >= 10, "the seed corpus holds real refusals ({named})");
+}

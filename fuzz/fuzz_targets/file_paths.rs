@@ -44,6 +44,9 @@ fuzz_target!(|data: &[u8]| {
     assert!(!answer.contains("\"secret\""), "{path:?} listed outside: {answer}");
     if let Ok(target) = roots.resolve(path, false) {
         let abs = target.abs.clone();
-        assert!(abs.starts_with(&t.files) || abs.starts_with(t.home.join("Link/Teams")), "{path:?} -> {abs:?}");
+        assert!(
+            abs.starts_with(&t.files) || abs.starts_with(t.home.join("Link/Teams")),
+            "{path:?} -> {abs:?}"
+        );
     }
 });

@@ -24,7 +24,8 @@ fuzz_target!(|data: &[u8]| {
     if captured.cut_bytes > 0 && std::str::from_utf8(rest).is_ok() {
         // The limit counts characters as they arrive; a stray byte of invalid UTF-8 is not a
         // character there but shows as U+FFFD, so the bound is exact for text only.
-        let kept: usize = captured.text.lines().filter(|l| !l.starts_with("[… lnk cut ")).map(|l| l.chars().count()).sum();
+        let kept: usize =
+            captured.text.lines().filter(|l| !l.starts_with("[… lnk cut ")).map(|l| l.chars().count()).sum();
         assert!(kept <= limit, "kept {kept} > {limit}");
     }
 });

@@ -19,14 +19,19 @@ fuzz_target!(|data: &[u8]| {
         let p = rel.under(root);
         assert!(is_beneath(&p, root), "{text:?} -> {p:?}");
         assert!(no_dots(&p), "{text:?} -> {p:?}");
-        assert_eq!(RelativePath::parse(&rel.to_string()).ok().as_ref().or(rel.is_root().then_some(&rel)), Some(&rel));
+        assert_eq!(
+            RelativePath::parse(&rel.to_string()).ok().as_ref().or(rel.is_root().then_some(&rel)),
+            Some(&rel)
+        );
     }
     if let Ok(agent) = AgentPath::parse(text) {
         let p = agent.resolve(files, home);
         assert!(no_dots(&p), "{text:?} -> {p:?}");
         match &agent {
             AgentPath::Files(_) => assert!(is_beneath(&p, files), "{text:?} -> {p:?}"),
-            AgentPath::Team { team, .. } => assert!(is_beneath(&p, &team_folder(home, team)), "{text:?} -> {p:?}"),
+            AgentPath::Team { team, .. } => {
+                assert!(is_beneath(&p, &team_folder(home, team)), "{text:?} -> {p:?}")
+            }
         }
     }
     if let Ok(grant) = GrantPath::parse(text) {

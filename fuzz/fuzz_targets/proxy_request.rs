@@ -33,7 +33,8 @@ fuzz_target!(|data: &[u8]| {
             assert!(!lower.contains("\r\nproxy-authorization:"));
             assert!(!lower.contains("\r\n ") && !lower.contains("\r\n\t"), "no folded line: {upstream:?}");
             assert_eq!(lower.matches("\r\nhost:").count(), 1, "{upstream:?}");
-            let framing = lower.matches("\r\ncontent-length:").count() + lower.matches("\r\ntransfer-encoding:").count();
+            let framing = lower.matches("\r\ncontent-length:").count()
+                + lower.matches("\r\ntransfer-encoding:").count();
             assert!(framing <= 1, "{upstream:?}");
             (host, *port)
         }

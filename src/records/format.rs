@@ -436,6 +436,40 @@ mod tests {
     }
 
     #[test]
+    fn a_records_denials_round_trip_and_bad_ones_are_refused() {
+        use crate::denials::{Access, Cause, Denial};
+        let mut r = sample();
+        r.denials = vec![
+            Denial {
+                access: Access::Read,
+                target: "/srv/x \"y\"\n".into(),
+                cause: Cause::OutsideGrants,
+                why: "w".into(),
+                fix: Some("add \"/srv/x\" to [files] read".into()),
+                inferred: true,
+            },
+            Denial {
+                access: Access::Session,
+                target: "setsid".into(),
+                cause: Cause::NeedsOwnWorld,
+                why: "w".into(),
+                fix: None,
+                inferred: false,
+            },
+        ];
+        let text = r.to_toml();
+        assert_eq!(Record::parse(&text), Ok(r));
+        for bad in [
+            text.replace("\"outside_grants\"", "\"nowhere\""),
+            text.replace("\"true\"]", "\"yes\"]"),
+            text.replace("[\"session\", ", "[1, "),
+            text.replace("denials = [[", "denials = [\"x\", ["),
+        ] {
+            assert!(Record::parse(&bad).is_err(), "accepted:\n{bad}");
+        }
+    }
+
+    #[test]
     fn hostile_and_corrupt_records_are_refused() {
         let good = sample().to_toml();
         let cases = [
