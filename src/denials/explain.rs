@@ -34,11 +34,44 @@ pub fn explain(named: &Named, scene: &Scene<'_>, holes: &[PathBuf]) -> Option<De
     if !named.text.contains('/') && (named.program || named.hint == Hint::Run) {
         return program_by_name(&named.text, flags);
     }
-    let path = resolve(
-        &named.text,
-        scene.start,
-        named.hint == Hint::Write || named.reason == Reason::ReadOnly || named.program,
-    )?;
+    let making = named.hint == Hint::Write || named.reason == Reason::ReadOnly || named.program;
+    // A secret first, by the path alone: nothing of what lies in a hole is looked at (whether a
+    // file exists there is not the program's to learn, and the own world shows it a mask).
+    let lexical = lexical(&named.text, scene.start)?;
+    if let Some(hole) = flags.deny.iter().chain(holes).find(|h| lexical.starts_with(h)) {
+        // A relative path is taken from where the program started only if its first part is
+        // there (a hole's own folder shows, masked, in the own world too).
+        let first = Path::new(&named.text).components().next()?;
+        if !Path::new(&named.text).is_absolute()
+            && std::fs::symlink_metadata(scene.start.join(first)).is_err()
+        {
+            return None;
+        }
+        let access = match named.hint {
+            Hint::Write => Access::Write,
+            Hint::Run => Access::Run,
+            _ if named.reason == Reason::ReadOnly => Access::Write,
+            _ => Access::Read,
+        };
+        let why = format!(
+            "it lies in `{}`, which the sandbox keeps out of every grant (a secret, the agent's records, or `[files] deny`)",
+            hole.display()
+        );
+        return Some(Denial {
+            access,
+            target: lexical.display().to_string(),
+            cause: Cause::Protected,
+            why,
+            fix: None,
+            inferred: true,
+        });
+    }
+    // The call's own `/tmp`, `/dev/shm` and `/proc` (the own world's) are gone or another's
+    // here: nothing to look at, and the sandbox grants them whole anyway.
+    if own_places(scene).iter().any(|p| lexical.starts_with(p)) {
+        return None;
+    }
+    let path = resolve(&named.text, scene.start, making)?;
     // A shell names a command it could not run and a redirect's file it could not open alike
     // ("bash: line 1: /x: Permission denied"): a file that is not there was a redirect's, to be
     // made; one there is a command only where the sandbox let the program write it (else the
@@ -60,14 +93,6 @@ pub fn explain(named: &Named, scene: &Scene<'_>, holes: &[PathBuf]) -> Option<De
         Hint::Unknown if named.reason == Reason::ReadOnly => Access::Write,
         Hint::Unknown => Access::ReadOrWrite,
     };
-    if let Some(hole) = flags.deny.iter().chain(holes).find(|h| path.starts_with(h)) {
-        let access = if hinted == Access::ReadOrWrite { Access::Read } else { hinted };
-        let why = format!(
-            "it lies in `{}`, which the sandbox keeps out of every grant (a secret, the agent's records, or `[files] deny`)",
-            hole.display()
-        );
-        return denial(access, Cause::Protected, why, None);
-    }
     let who = Who::me();
     let permissions = |access: Access| {
         let why = format!(
@@ -203,6 +228,23 @@ fn explain_run(
     }
 }
 
+/// The absolute path a line names, lexically: as it is, or from where the program started.
+fn lexical(text: &str, start: &Path) -> Option<PathBuf> {
+    if text.starts_with('~') {
+        return None;
+    }
+    normalize(&start.join(text))
+}
+
+/// Where the own world gives the call places of its own, which lnk cannot look at afterwards:
+/// its `/tmp` (when the call's tmp is shown there), `/dev/shm` and `/proc`.
+fn own_places<'a>(scene: &Scene<'a>) -> Vec<&'a Path> {
+    match scene.tmp {
+        Some(tmp) if tmp == Path::new("/tmp") => vec![tmp, Path::new("/dev/shm"), Path::new("/proc")],
+        _ => Vec::new(),
+    }
+}
+
 /// The absolute path a line names: as it is when absolute; a relative one from where the
 /// program started, only when it (or, for a file to be made, its folder) is there.
 fn resolve(text: &str, start: &Path, making: bool) -> Option<PathBuf> {
@@ -210,10 +252,7 @@ fn resolve(text: &str, start: &Path, making: bool) -> Option<PathBuf> {
     if path.is_absolute() {
         return normalize(path);
     }
-    if text.starts_with('~') {
-        return None;
-    }
-    let path = normalize(&start.join(path))?;
+    let path = lexical(text, start)?;
     let there = std::fs::symlink_metadata(&path).is_ok()
         || (making && path.parent().is_some_and(|p| std::fs::metadata(p).is_ok_and(|m| m.is_dir())));
     there.then_some(path)
@@ -345,6 +384,33 @@ fn supplementary_groups() -> Vec<u32> {
 mod tests {
     use super::*;
 
+    fn flags() -> SandboxFlags {
+        SandboxFlags::from_args(&["--tool".into(), "run".into()]).unwrap()
+    }
+
+    #[test]
+    fn nothing_in_a_hole_or_the_calls_own_places_is_looked_at() {
+        let home = std::env::temp_dir().join(format!("lnk-denials-hole-{}", std::process::id()));
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        let flags = flags();
+        let scene = Scene { flags: &flags, start: &home, tmp: Some(Path::new("/tmp")) };
+        let holes = vec![home.join(".ssh")];
+        let read =
+            |text: &str| super::super::lines::read(&format!("cat: {text}: Permission denied"), &[]).unwrap();
+        // A file that does not exist in a hole is named all the same: its existence is not
+        // looked at, so not told.
+        let d = explain(&read(".ssh/never-there"), &scene, &holes).unwrap();
+        assert_eq!(
+            (d.cause, d.fix.as_deref(), d.target),
+            (Cause::Protected, None, home.join(".ssh/never-there").display().to_string())
+        );
+        // A relative path whose first part is not where the program started is left out.
+        assert_eq!(explain(&read(".gnupg/x"), &scene, &[home.join(".gnupg")]), None);
+        // The own world's /tmp is the call's own, gone by now.
+        assert_eq!(explain(&read("/tmp/anything"), &scene, &holes), None);
+        std::fs::remove_dir_all(&home).unwrap();
+    }
+
     #[test]
     fn a_fix_grants_what_was_named_or_the_folder_it_would_be_made_in_never_root() {
         let dir = std::env::temp_dir().join(format!("lnk-denials-fix-{}", std::process::id()));
@@ -396,6 +462,10 @@ mod tests {
         );
         assert_eq!(resolve("../../../../../../../../../../..", &dir, false), None, "above /");
         assert_eq!(resolve("/a/../b", &dir, false), Some(PathBuf::from("/b")));
+        assert_eq!(
+            own_places(&Scene { flags: &flags(), start: &dir, tmp: Some(Path::new("/tmp")) }).len(),
+            3
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
