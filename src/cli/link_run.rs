@@ -128,8 +128,8 @@ fn help_pointer(verb: Option<&str>) -> &'static str {
     }
 }
 
-/// The version of every `--json` output's shape: a field is only ever added within a version.
-pub const SCHEMA: u8 = 1;
+/// The version of every `--json` output's shape, `lnk`'s and `lnk-link-run`'s alike.
+use crate::json::SCHEMA;
 
 const COMMON: [&str; 3] = ["--agent-dir", "--files-dir", "--bridge"];
 
