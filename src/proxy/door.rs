@@ -324,15 +324,8 @@ fn mount_hosts_file(hosts: &HostsFile) -> Result<OwnedFd, &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox_file::{HostPattern, TcpEndpoint};
 
-    fn net(tcp: &[&str]) -> InternetFlags {
-        InternetFlags {
-            hosts: vec![HostPattern::parse("example.org").unwrap()],
-            tcp: tcp.iter().map(|t| TcpEndpoint::parse(t).unwrap()).collect(),
-            per_minute: 60,
-        }
-    }
+    use crate::proxy::test_net as net;
 
     fn tmp() -> std::path::PathBuf {
         std::path::PathBuf::from("/tmp/lnk-0/call-test")

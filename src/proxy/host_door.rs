@@ -266,17 +266,10 @@ pub fn refused_errno(ip: IpAddr) -> Errno {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox_file::{HostPattern, TcpEndpoint};
     use std::io::{Read as _, Write as _};
     use std::net::TcpStream;
 
-    fn net(tcp: &[&str]) -> InternetFlags {
-        InternetFlags {
-            hosts: vec![HostPattern::parse("example.org").unwrap()],
-            tcp: tcp.iter().map(|t| TcpEndpoint::parse(t).unwrap()).collect(),
-            per_minute: 60,
-        }
-    }
+    use crate::proxy::test_net as net;
 
     #[test]
     fn the_proxy_and_each_tcp_address_get_a_route_and_nothing_else_does() {

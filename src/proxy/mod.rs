@@ -201,6 +201,17 @@ pub fn environment() -> Vec<String> {
     env
 }
 
+/// `[internet]` for tests: `example.org`, and these `tcp` endpoints.
+#[cfg(test)]
+pub(crate) fn test_net(tcp: &[&str]) -> InternetFlags {
+    use crate::sandbox_file::{HostPattern, TcpEndpoint};
+    InternetFlags {
+        hosts: vec![HostPattern::parse("example.org").unwrap()],
+        tcp: tcp.iter().map(|t| TcpEndpoint::parse(t).unwrap()).collect(),
+        per_minute: 60,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
