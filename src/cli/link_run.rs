@@ -45,7 +45,7 @@ Usage:
   --conversation ID    kept in the record, shown by `list`
   --hop N              how deep in a chain of starts this one is (0 for the agent's own)
   --timeout SECONDS    stop the command after this long (default 3600)
-  --output-cap BYTES   keep at most this much of its output (the start and the end)
+  --output-cap BYTES   keep at most this much of its output (its start; what is dropped is counted)
   --json               print one JSON object: {\"schema\":1,\"ok\":true,\"id\":\"r…\",…}
 
 Prints the new command's id. Exit 75 when 4 already run, 77 at the hop cap, 126 when the
