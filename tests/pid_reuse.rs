@@ -33,8 +33,11 @@ def alive(pid):
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 def wait_gone(pid):
+    # Gone means reaped, its number free: a zombie still holds it (one that reaches this pid 1
+    # only once the kernel has reparented it, a moment after its parent died).
     for _ in range(500):
-        if not alive(pid):
+        reap()
+        if not os.path.exists(f"/proc/{pid}"):
             return
         time.sleep(0.01)
     raise AssertionError(f"{pid} never went away")
