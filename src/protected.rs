@@ -204,6 +204,29 @@ pub fn call_holes(
     holes
 }
 
+/// Every path no grant opens for this call, for telling a refusal apart from a missing grant
+/// ([`crate::denials`]): the holes the grants were cut around ([`call_holes`]), and the
+/// protected set wherever it lies, inside a grant or not (the agent's records, the home's
+/// secrets, as root the system's), except where a grant names the path or one beneath it. A
+/// denial in one of these never offers a grant.
+pub fn never_granted(
+    deny: &[PathBuf],
+    home: &Path,
+    grants: &[&PathBuf],
+    protected: &[PathBuf],
+    as_root: bool,
+) -> Vec<PathBuf> {
+    let mut paths = call_holes(deny, home, grants, protected, as_root);
+    let mut all: Vec<PathBuf> = IN_HOME.iter().map(|rel| home.join(rel)).collect();
+    all.extend(protected.iter().cloned());
+    if as_root {
+        all.extend(system_secrets());
+    }
+    let opened = |p: &Path| grants.iter().any(|g| g.starts_with(p));
+    paths.extend(all.into_iter().filter(|p| !opened(p)));
+    paths
+}
+
 /// Whether `path` lies strictly beneath a grant and no grant names it.
 pub fn is_hole(path: &Path, grants: &[&PathBuf]) -> bool {
     let inside = grants.iter().any(|g| path.starts_with(g) && path != g.as_path());

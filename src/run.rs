@@ -171,7 +171,7 @@ pub fn run(req: &RunRequest) -> Report {
         let grants: Vec<&PathBuf> = req.flags.read.iter().chain(&req.flags.write).collect();
         let as_root = rustix::process::geteuid().is_root();
         let holes =
-            || crate::protected::call_holes(&req.flags.deny, &req.home, &grants, &req.protected, as_root);
+            || crate::protected::never_granted(&req.flags.deny, &req.home, &grants, &req.protected, as_root);
         report.denials = crate::denials::for_call(known, &report.stderr.text, &scene, holes);
     }
     report.wall = started.elapsed();

@@ -80,3 +80,30 @@ fn status_says_what_a_simulated_old_kernel_lacks() {
     assert!(text.contains("Landlock:                  unavailable: not in this kernel (ENOSYS)"), "{text}");
     assert!(text.contains("NO   files: reads and writes only beneath the grants"), "{text}");
 }
+
+#[test]
+fn a_write_grant_over_the_folder_lnk_runs_from_is_refused() {
+    // A program that could write lnk's own binary could replace it, and the next call would run
+    // its code unconfined: lnk refuses such a grant and runs nothing.
+    let agent = Agent::new("own-folder", "commands = [\"true\"]\n[files]\nwrite = [\"~/Link/Files\"]\n");
+    let bin = agent.home.join("Link/Files/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let lnk = bin.join("lnk");
+    std::fs::copy(env!("CARGO_BIN_EXE_lnk"), &lnk).unwrap();
+    let run_with = |policy: &std::path::Path| {
+        let mut c = std::process::Command::new(&lnk);
+        c.env("HOME", &agent.home).current_dir(&agent.home);
+        c.args(["sandbox", "run", "--report", "json", "--file"]).arg(policy).args(["--", "true"]);
+        Report::from(run(&mut c))
+    };
+    let r = run_with(&agent.policy);
+    assert_eq!((r.code, r.outcome()), (Some(126), "refused"), "{}", r.raw);
+    let error = r.json["error"].as_str().unwrap();
+    assert!(error.contains("where the lnk that runs this call lies") && error.contains("bin"), "{error}");
+    // A grant beside it is fine.
+    let beside =
+        agent.dir.file("beside.toml", "commands = [\"true\"]\n[files]\nwrite = [\"~/Link/Files/work\"]\n");
+    std::fs::create_dir_all(agent.home.join("Link/Files/work")).unwrap();
+    let r = run_with(&beside);
+    assert_eq!(r.code, Some(0), "{}", r.raw);
+}

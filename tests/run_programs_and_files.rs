@@ -475,3 +475,75 @@ fn refusals_explain_themselves() {
         .args(["--", "sh", "-c", "seq 3"]));
     assert!(stderr(&out).contains("lnk: denied: run seq: `seq`"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_hostile_programs_lines_never_get_a_grant_that_opens_a_secret() {
+    // The lines a denial reads are the program's to choose. A secret outside every grant (a
+    // project-only sandbox, with no grant on the home) is still named a secret, with no fix; a
+    // path through a link the program made tells nothing; the agent's records get no fix.
+    for mode in modes() {
+        let agent = Agent::new(
+            "denials-hostile",
+            "commands = [\"sh\", \"python3\"]\n[files]\nwrite = [\"~/Link/Files\"]\n",
+        );
+        let home = agent.home.display().to_string();
+        std::fs::create_dir_all(agent.home.join(".ssh")).unwrap();
+        std::fs::write(agent.home.join(".ssh/id_x"), "k").unwrap();
+        let records = agent.dir.join("records");
+        std::fs::create_dir_all(&records).unwrap();
+        std::os::unix::fs::symlink(agent.home.join(".ssh"), agent.home.join("Link/Files/through")).unwrap();
+        let r = Report::from(run(in_mode(
+            &mut agent.command(
+                &["--agent-dir", records.to_str().unwrap()],
+                &[
+                    "sh",
+                    "-c",
+                    &format!(
+                        "echo \"ls: cannot open directory '{home}/.ssh': Permission denied\" >&2; \
+                         echo \"touch: cannot touch '{home}/.ssh/authorized_keys': Permission denied\" >&2; \
+                         echo \"cat: {r}/runs/r1.toml: Permission denied\" >&2; \
+                         echo \"cat: {home}/Link/Files/through/id_x: Permission denied\" >&2; \
+                         python3 -c \"import os; os.chmod('{home}/.ssh', 0o777)\" 2>/dev/null; true",
+                        r = records.display()
+                    ),
+                ],
+            ),
+            mode,
+        )));
+        let denials = r.json["denials"].as_array().unwrap();
+        for target in [
+            format!("{home}/.ssh"),
+            format!("{home}/.ssh/authorized_keys"),
+            format!("{}/runs/r1.toml", records.display()),
+        ] {
+            let d = denials
+                .iter()
+                .find(|d| d["target"] == target.as_str() && d["inferred"] == true)
+                .unwrap_or_else(|| panic!("{mode:?}: {target}: {}", r.raw));
+            assert_eq!(
+                (d["cause"].as_str(), &d["fix"]),
+                (Some("protected"), &serde_json::Value::Null),
+                "{mode:?}: {d}"
+            );
+        }
+        assert!(
+            !denials.iter().any(|d| d["target"].as_str().unwrap().contains("through")),
+            "{mode:?}: a path through a link tells nothing: {}",
+            r.raw
+        );
+        if mode == Mode::LandlockOnly {
+            let held =
+                denials.iter().find(|d| d["access"] == "metadata").unwrap_or_else(|| panic!("{}", r.raw));
+            assert_eq!(
+                (held["cause"].as_str(), &held["fix"]),
+                (Some("protected"), &serde_json::Value::Null),
+                "{held}"
+            );
+        }
+        assert!(
+            denials.iter().all(|d| d["fix"].is_null() || !d["fix"].as_str().unwrap().contains(".ssh")),
+            "{mode:?}: {}",
+            r.raw
+        );
+    }
+}

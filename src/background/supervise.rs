@@ -258,7 +258,7 @@ fn run_command(
     let scene = crate::denials::Scene { flags: &flags, start: &start, tmp: Some(&tmp_dir) };
     let grants: Vec<&std::path::PathBuf> = flags.read.iter().chain(&flags.write).collect();
     let as_root = rustix::process::geteuid().is_root();
-    let holes = || crate::protected::call_holes(&flags.deny, &home, &grants, &protected, as_root);
+    let holes = || crate::protected::never_granted(&flags.deny, &home, &grants, &protected, as_root);
     record.denials = crate::denials::for_call(known, &refusals.finish(), &scene, holes);
     (record.exit_code, record.signal) = match waited.exit {
         Some(Exit::Code(c)) => (Some(c), None),

@@ -26,6 +26,7 @@
 
 pub mod explain;
 pub mod lines;
+pub mod look;
 
 use std::path::{Path, PathBuf};
 
@@ -35,6 +36,8 @@ pub use explain::Scene;
 
 /// The most denials a report lists: the first ones name the problem.
 pub const MAX_DENIALS: usize = 20;
+/// The most refusals the program's output may name that lnk looks at.
+const MAX_LOOKED: usize = 100;
 
 /// What was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -237,7 +240,7 @@ pub fn metadata_refused(path: &Path, hole: Option<&Path>) -> Denial {
             Cause::OutsideGrants,
             "it is outside every `[files] write` grant (a file's mode, owner, times and attributes change only beneath them)"
                 .to_owned(),
-            explain::grant_fix(path, "write"),
+            explain::write_fix(path),
         ),
     };
     Denial { access: Access::Metadata, target: path.display().to_string(), cause, why, fix, inferred: false }
@@ -276,17 +279,24 @@ pub fn for_call(
 }
 
 /// The denials the program's output shows, each checked against the grants and the file's own
-/// permissions (see the module's rules). `holes` gives the paths the call's grants were cut
-/// around ([`crate::protected::call_holes`]); it is called only if some line names a refused
-/// path (finding them is a few dozen system calls, and most calls print no refusal).
+/// permissions (see the module's rules). `holes` gives every path no grant opens
+/// ([`crate::protected::never_granted`]); it is called only if some line names a refused path
+/// (finding them is a few dozen system calls, and most calls print no refusal).
 pub fn infer(output: &str, scene: &Scene<'_>, holes: impl FnOnce() -> Vec<PathBuf>) -> Vec<Denial> {
     let mut denials: Vec<Denial> = Vec::new();
     let mut find_holes = Some(holes);
     let mut found: Option<Vec<PathBuf>> = None;
     let all: Vec<&str> = output.lines().collect();
+    // A bound on the work, whatever the output: each line looked at costs at most
+    // `look::MAX_DEPTH` lookups, and past the budget the rest is left out.
+    let mut looked = 0;
     for (i, line) in all.iter().enumerate() {
         let before = &all[i.saturating_sub(4)..i];
         let Some(named) = lines::read(line, before) else { continue };
+        looked += 1;
+        if looked > MAX_LOOKED {
+            break;
+        }
         let holes = found.get_or_insert_with(|| find_holes.take().map(|f| f()).unwrap_or_default());
         if let Some(denial) = explain::explain(&named, scene, holes) {
             add(&mut denials, denial);

@@ -33,6 +33,9 @@ pub struct Grants {
     pub write_roots: Vec<(PathBuf, OwnedFd)>,
     /// The holes in the grants (see [`crate::sandbox::holes`]).
     pub holes: Vec<PathBuf>,
+    /// Every path no grant opens ([`crate::protected::never_granted`]), to name a refusal
+    /// there as a secret's.
+    pub never_granted: Vec<PathBuf>,
     /// Where held connects go, with `[internet]` ([`crate::proxy::host_door`]).
     pub connects: Option<std::sync::Arc<crate::proxy::host_door::Router>>,
 }
@@ -222,7 +225,10 @@ impl Grants {
                 return Ok(());
             }
         }
-        Err(Some(crate::denials::metadata_refused(path, None)))
+        // Outside every write grant: a secret outside every grant too is named as one (and no
+        // grant is offered for it).
+        let secret = self.never_granted.iter().find(|p| path.starts_with(p));
+        Err(Some(crate::denials::metadata_refused(path, secret.map(PathBuf::as_path))))
     }
 }
 

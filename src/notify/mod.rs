@@ -307,7 +307,8 @@ mod tests {
             // SAFETY: ends the child at once.
             unsafe { libc::_exit(i32::from(!sent)) };
         }
-        let grants = Grants { write_roots: Vec::new(), holes: Vec::new(), connects: None };
+        let grants =
+            Grants { write_roots: Vec::new(), holes: Vec::new(), never_granted: Vec::new(), connects: None };
         let mut notifier = Notifier::new(grants, channel.into_helper_end().unwrap());
         // SAFETY: waits for the child just forked.
         let mut status = 0;

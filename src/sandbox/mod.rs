@@ -359,7 +359,7 @@ impl Sandbox {
         // performs them beneath the write grants (see `crate::notify`). The file tool's own code
         // needs none held.
         let notify = match (&world, req.flags.tool) {
-            (None, Tool::Run) => Some(notify_plan(&write_roots, &holes, req.private_tmp, door.as_ref())?),
+            (None, Tool::Run) => Some(notify_plan(req, &write_roots, &holes, door.as_ref())?),
             _ => None,
         };
         // Every grant is cut around the holes in it, in both modes: Landlock's rules belong to
@@ -551,8 +551,21 @@ fn refuse_write_grants_over(req: &SandboxRequest<'_>, base: &Path) -> Result<(),
                 base.display()
             )));
         }
+        if let Some(own) = own_folder().filter(|own| own.starts_with(write)) {
+            return Err(Refusal::refused(format!(
+                "the write grant `{}` holds `{}`, where the lnk that runs this call lies; a program could replace lnk there and run unconfined at the next call. Install lnk outside the write grants (`/usr/local/bin`), or narrow the grant",
+                write.display(),
+                own.display()
+            )));
+        }
     }
     Ok(())
+}
+
+/// The folder of the executable that runs (lnk, or `lnk-link-run`'s supervisor): a write grant
+/// over it would let a program replace what runs the next call.
+fn own_folder() -> Option<PathBuf> {
+    std::fs::read_link("/proc/self/exe").ok()?.parent().map(Path::to_owned)
 }
 
 /// Where the program starts (see [`StartFolder`]): the caller's working folder, unless it lies
@@ -616,11 +629,12 @@ fn start_folder(
 /// write grant and of the call's tmp folder (the ones Landlock was given), and the holes, except
 /// the one that holds the call's own tmp folder (lnk's private tmp base).
 fn notify_plan(
+    req: &SandboxRequest<'_>,
     write_roots: &[(PathBuf, OwnedFd)],
     holes: &[Hole],
-    private_tmp: &Path,
     door: Option<&NetworkDoor>,
 ) -> Result<(crate::notify::Channel, crate::notify::Grants), Refusal> {
+    let private_tmp = req.private_tmp;
     let mut roots = Vec::with_capacity(write_roots.len());
     for (path, fd) in write_roots {
         let fd = fd.try_clone().map_err(|e| Refusal::kernel(format!("cannot keep a write grant: {e}")))?;
@@ -632,7 +646,12 @@ fn notify_plan(
         Some(NetworkDoor::Held(door)) => Some(door.router()),
         _ => None,
     };
-    Ok((channel, crate::notify::Grants { write_roots: roots, holes, connects }))
+    // Lexical but for root's system secrets (one listing of /etc/ssh).
+    let grants: Vec<&PathBuf> = req.flags.read.iter().chain(&req.flags.write).collect();
+    let as_root = rustix::process::geteuid().is_root();
+    let never_granted =
+        crate::protected::never_granted(&req.flags.deny, req.home, &grants, req.protected, as_root);
+    Ok((channel, crate::notify::Grants { write_roots: roots, holes, never_granted, connects }))
 }
 
 /// Whether a test build was asked to leave out one layer of the sandbox (`LNK_TEST_WITHOUT`),
