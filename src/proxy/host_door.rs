@@ -25,9 +25,16 @@
 //!
 //! The listeners are on the host's loopback, where any local process can connect. So the proxy
 //! serves only connections the helper made: each of its connecting sockets is bound to a free
-//! loopback port first and that address admitted ([`Router::admit`]), and the accepting threads
-//! drop any peer not admitted (another process cannot bind the same address while the helper's
-//! socket holds it). Without that, any process of the machine could use the call's proxy.
+//! port first and that address admitted, for a few seconds at most ([`ADMISSION`]); the
+//! accepting threads take the peer's address from `accept` itself (which has it even when the
+//! program already reset the connection) and serve only an admitted one, once, dropping any
+//! other (another process cannot bind the same address while the helper's socket holds it).
+//! Without that, any process of the machine could use the call's proxy.
+//!
+//! The helper's connecting sockets are bound to a loopback address of the call's own, chosen at
+//! random in `127.0.0.0/8` ([`HostDoor::new`]), not to `127.0.0.1`: each connection a program
+//! makes and closes leaves its port in `TIME_WAIT` for a minute, and a program that connected
+//! in a loop would otherwise use up the host's loopback ports for every other process.
 //!
 //! The rest of the held mode's network (see [`crate::sandbox::seccomp::Network::Held`]): only
 //! TCP sockets may be made, `bind` and `listen` are refused (no server on the host's network),
@@ -39,11 +46,11 @@
 //! `ADDFD` acts on the holding process only while the call is held) and loopback's port
 //! uniqueness.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::fd::{AsFd as _, OwnedFd};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
 use rustix::net::{AddressFamily, SocketFlags, SocketType};
@@ -57,6 +64,10 @@ use crate::sandbox_file::TcpHost;
 /// queue strangers filled would otherwise hold the program's call, and the helper, forever).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How long an admitted address may wait to be accepted: a connection the listener's queue
+/// never took (a full queue) is not served later, to whoever holds that port then.
+pub const ADMISSION: Duration = Duration::from_secs(5);
+
 /// The listeners, made before the fork, and the routes the held connects follow.
 pub struct HostDoor {
     listeners: Vec<(OwnedFd, Listener)>,
@@ -68,8 +79,11 @@ pub struct HostDoor {
 pub struct Router {
     /// Each address a program may ask for, and the listener that serves it.
     routes: Vec<(SocketAddr, SocketAddr)>,
-    /// The helper's connecting sockets' own addresses, until their connection is accepted.
-    admitted: Mutex<HashSet<SocketAddr>>,
+    /// The loopback address the helper's connecting sockets are bound to (the call's own).
+    source: Ipv4Addr,
+    /// The helper's connecting sockets' own addresses, and when each was admitted, until their
+    /// connection is accepted.
+    admitted: Mutex<HashMap<SocketAddr, Instant>>,
     /// The call's proxy log: refused connects are named there too.
     log: Arc<Mutex<Log>>,
 }
@@ -116,7 +130,12 @@ impl HostDoor {
             routes.push((address, local));
             listeners.push((listener, kind));
         }
-        let router = Router { routes, admitted: Mutex::new(HashSet::new()), log: Arc::default() };
+        let router = Router {
+            routes,
+            source: call_source(),
+            admitted: Mutex::new(HashMap::new()),
+            log: Arc::default(),
+        };
         Ok(HostDoor { listeners, router: Arc::new(router) })
     }
 
@@ -156,17 +175,18 @@ impl Router {
     /// address without a route as the own world's namespace would, and names it in the log.
     pub fn connect(&self, asked: SocketAddr, nonblocking: bool) -> Result<OwnedFd, Errno> {
         let Some(local) = self.route(asked) else {
-            let why = "a direct connection: only the call's proxy (HTTP_PROXY) and the listed tcp addresses are reachable";
-            let fix = format!(
-                "connect through the proxy (HTTP_PROXY), or add \"{}\" to [internet] tcp",
-                SocketAddr::new(asked.ip(), asked.port())
-            );
-            super::lock(&self.log).refuse_by_policy(&asked.ip().to_string(), asked.port(), why, Some(fix));
+            self.refuse(asked);
             return Err(refused_errno(asked.ip()));
         };
-        let (family, loopback) = match asked {
-            SocketAddr::V4(_) => (AddressFamily::INET, IpAddr::V4(Ipv4Addr::LOCALHOST)),
-            SocketAddr::V6(_) => (AddressFamily::INET6, IpAddr::V6(Ipv4Addr::LOCALHOST.to_ipv6_mapped())),
+        let (family, loopback, source) = match asked {
+            SocketAddr::V4(_) => {
+                (AddressFamily::INET, IpAddr::V4(Ipv4Addr::LOCALHOST), IpAddr::V4(self.source))
+            }
+            SocketAddr::V6(_) => (
+                AddressFamily::INET6,
+                IpAddr::V6(Ipv4Addr::LOCALHOST.to_ipv6_mapped()),
+                IpAddr::V6(self.source.to_ipv6_mapped()),
+            ),
         };
         let socket = rustix::net::socket_with(
             family,
@@ -179,7 +199,7 @@ impl Router {
             rustix::net::sockopt::set_ipv6_v6only(&socket, false)?;
         }
         // Bound first, so its address is known, and admitted, before the listener sees it.
-        rustix::net::bind(&socket, &SocketAddr::new(loopback, 0))?;
+        rustix::net::bind(&socket, &SocketAddr::new(source, 0))?;
         let own = local_address(&socket).map_err(|_| Errno::ADDRNOTAVAIL)?;
         let admitted = Admission::new(self, own);
         let target = SocketAddr::new(loopback, local.port());
@@ -193,11 +213,41 @@ impl Router {
         Ok(socket)
     }
 
-    /// Whether the proxy may serve a connection from `peer` (one the helper made), once.
+    /// Whether the proxy may serve a connection from `peer` (one the helper made, admitted
+    /// less than [`ADMISSION`] ago), once.
     pub fn accepts(&self, peer: SocketAddr) -> bool {
         let peer = SocketAddr::new(canonical(peer.ip()), peer.port());
-        self.admitted.lock().unwrap_or_else(|e| e.into_inner()).remove(&peer)
+        let admitted = self.admitted.lock().unwrap_or_else(|e| e.into_inner()).remove(&peer);
+        admitted.is_some_and(|at| at.elapsed() < ADMISSION)
     }
+
+    /// A connect without a route, answered as the own world's namespace would: to the
+    /// program's own loopback silently (there it is the program's business, as in a namespace
+    /// of its own), elsewhere named, with a fix only where listing it would be reasonable (never
+    /// for an internal address: a metadata service, a host's own API).
+    fn refuse(&self, asked: SocketAddr) {
+        let ip = canonical(asked.ip());
+        if ip.is_loopback() || ip.is_unspecified() {
+            return;
+        }
+        let why = "a direct connection: only the call's proxy (HTTP_PROXY) and the listed tcp addresses are reachable";
+        let fix = (!super::policy::is_internal(ip)).then(|| {
+            format!(
+                "connect through the proxy (HTTP_PROXY), or add \"{}\" to [internet] tcp",
+                SocketAddr::new(ip, asked.port())
+            )
+        });
+        super::lock(&self.log).refuse_by_policy(&ip.to_string(), asked.port(), why, fix);
+    }
+}
+
+/// The loopback address of a call's own, at random in `127.0.0.0/8` (never `127.0.0.1`'s
+/// `127.0.0.0/16`), from the standard library's per-process random seed.
+fn call_source() -> Ipv4Addr {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let bits = std::collections::hash_map::RandomState::new().build_hasher().finish();
+    let [a, b, c, ..] = bits.to_le_bytes();
+    Ipv4Addr::new(127, 1 + a % 254, b, 1 + c % 254)
 }
 
 /// An admitted address, withdrawn again unless its connection was made (a stale admission
@@ -211,7 +261,10 @@ struct Admission<'a> {
 impl<'a> Admission<'a> {
     fn new(router: &'a Router, address: SocketAddr) -> Admission<'a> {
         let address = SocketAddr::new(canonical(address.ip()), address.port());
-        router.admitted.lock().unwrap_or_else(|e| e.into_inner()).insert(address);
+        let mut admitted = router.admitted.lock().unwrap_or_else(|e| e.into_inner());
+        // Those never accepted in time go: they will not be served.
+        admitted.retain(|_, at| at.elapsed() < ADMISSION);
+        admitted.insert(address, Instant::now());
         Admission { router, address, kept: false }
     }
 
@@ -297,17 +350,22 @@ mod tests {
     }
 
     #[test]
-    fn an_address_without_a_route_is_answered_as_the_namespace_would_and_logged() {
+    fn an_address_without_a_route_is_answered_as_the_namespace_would() {
         let door = HostDoor::new(&net(&[])).unwrap();
         let router = door.router();
         assert_eq!(router.connect("192.0.2.1:80".parse().unwrap(), false).err(), Some(Errno::NETUNREACH));
         assert_eq!(router.connect("127.0.0.1:8080".parse().unwrap(), false).err(), Some(Errno::CONNREFUSED));
         assert_eq!(router.connect("[::1]:3128".parse().unwrap(), false).err(), Some(Errno::CONNREFUSED));
         assert_eq!(router.connect("0.0.0.0:3128".parse().unwrap(), false).err(), Some(Errno::CONNREFUSED));
+        assert_eq!(router.connect("169.254.169.254:80".parse().unwrap(), false).err(), Some(Errno::NETUNREACH));
+        // The program's own loopback is its business, as in a namespace of its own: not named.
+        // Elsewhere named, with a fix, but none for an internal address.
         let log = router.log();
         let log = super::super::lock(&log);
-        assert_eq!(log.refused, 4);
+        assert_eq!(log.refused, 2);
         assert_eq!((log.refusals[0].host.as_str(), log.refusals[0].port), ("192.0.2.1", 80));
+        assert!(log.refusals[0].fix.as_deref().is_some_and(|f| f.contains("192.0.2.1:80")));
+        assert_eq!((log.refusals[1].host.as_str(), &log.refusals[1].fix), ("169.254.169.254", &None));
     }
 
     #[test]
@@ -333,6 +391,21 @@ mod tests {
         assert!(!router.accepts(peer), "a stranger is never admitted");
         // A failed connect leaves nothing admitted.
         assert!(router.admitted.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_admission_not_accepted_in_time_is_not_served_later() {
+        let door = HostDoor::new(&net(&[])).unwrap();
+        let router = door.router();
+        let late: SocketAddr = "127.9.9.9:4000".parse().unwrap();
+        let past = Instant::now().checked_sub(ADMISSION + Duration::from_secs(1)).unwrap();
+        router.admitted.lock().unwrap().insert(late, past);
+        assert!(!router.accepts(late), "whoever holds that port now is a stranger");
+        assert!(router.admitted.lock().unwrap().is_empty(), "and it is gone");
+        // The call's own source address is one of 127/8's, never 127.0.0.1's /16.
+        let [a, b, ..] = router.source.octets();
+        assert_eq!(a, 127);
+        assert_ne!(b, 0);
     }
 
     #[test]

@@ -70,6 +70,10 @@ pub struct Log {
     pub refused: u64,
     /// The first [`MAX_NAMED_REFUSALS`] refusals.
     pub refusals: Vec<Refusal>,
+    /// The first refusals by the sandbox file's `[internet]`, each target once, kept apart for
+    /// the report's denials: a program's malformed or reset connections, however many, cannot
+    /// push them out.
+    pub policy_refusals: Vec<Refusal>,
 }
 
 /// One refused connection or request.
@@ -103,6 +107,13 @@ impl Log {
 
     fn note(&mut self, refusal: Refusal) {
         self.refused += 1;
+        let again = |r: &Refusal| r.host == refusal.host && r.port == refusal.port;
+        if refusal.by_policy
+            && self.policy_refusals.len() < crate::denials::MAX_DENIALS
+            && !self.policy_refusals.iter().any(again)
+        {
+            self.policy_refusals.push(refusal.clone());
+        }
         if self.refusals.len() < MAX_NAMED_REFUSALS {
             self.refusals.push(refusal);
         }
@@ -111,7 +122,7 @@ impl Log {
     /// The policy's refusals, as denials the report names (each target once).
     pub fn denials(&self) -> Vec<crate::denials::Denial> {
         let mut denials = Vec::new();
-        for r in self.refusals.iter().filter(|r| r.by_policy) {
+        for r in &self.policy_refusals {
             let denial = crate::denials::connect_refused(&r.host, r.port, &r.why, r.fix.as_deref());
             crate::denials::add(&mut denials, denial);
         }

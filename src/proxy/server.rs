@@ -92,8 +92,13 @@ pub fn serve(
 
 fn accept_loop(listener: OwnedFd, kind: Listener, shared: Arc<Shared>) {
     loop {
-        let client = match rustix::net::accept_with(&listener, rustix::net::SocketFlags::CLOEXEC) {
-            Ok(fd) => TcpStream::from(fd),
+        // The peer's address as `accept` gives it: still there when the peer has already reset
+        // the connection (`getpeername` would fail then, and an admission stay unused).
+        let (client, peer) = match rustix::net::acceptfrom_with(&listener, rustix::net::SocketFlags::CLOEXEC)
+        {
+            Ok((fd, peer)) => {
+                (TcpStream::from(fd), peer.and_then(|p| std::net::SocketAddr::try_from(p).ok()))
+            }
             Err(rustix::io::Errno::INTR | rustix::io::Errno::CONNABORTED) => continue,
             // Out of descriptors or memory: wait a little rather than spin or give up.
             Err(_) => {
@@ -103,13 +108,10 @@ fn accept_loop(listener: OwnedFd, kind: Listener, shared: Arc<Shared>) {
         };
         if let Some(router) = &shared.admitted_by {
             // Another process of the machine, not the program: the listener is on the host's
-            // loopback. Dropped unserved.
-            if !client.peer_addr().is_ok_and(|peer| router.accepts(peer)) {
-                super::lock(&shared.log).refuse(
-                    "",
-                    0,
-                    "a connection from outside the call (another process on this machine)",
-                );
+            // loopback. Dropped unserved, and counted, not named (strangers must not push the
+            // call's own refusals out of the report).
+            if !peer.is_some_and(|peer| router.accepts(peer)) {
+                super::lock(&shared.log).refused += 1;
                 continue;
             }
         }
