@@ -357,7 +357,10 @@ mod tests {
         assert_eq!(router.connect("127.0.0.1:8080".parse().unwrap(), false).err(), Some(Errno::CONNREFUSED));
         assert_eq!(router.connect("[::1]:3128".parse().unwrap(), false).err(), Some(Errno::CONNREFUSED));
         assert_eq!(router.connect("0.0.0.0:3128".parse().unwrap(), false).err(), Some(Errno::CONNREFUSED));
-        assert_eq!(router.connect("169.254.169.254:80".parse().unwrap(), false).err(), Some(Errno::NETUNREACH));
+        assert_eq!(
+            router.connect("169.254.169.254:80".parse().unwrap(), false).err(),
+            Some(Errno::NETUNREACH)
+        );
         // The program's own loopback is its business, as in a namespace of its own: not named.
         // Elsewhere named, with a fix, but none for an internal address.
         let log = router.log();
