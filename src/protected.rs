@@ -227,6 +227,28 @@ pub fn never_granted(
     paths
 }
 
+/// The inputs of [`never_granted`], kept to find it when it is first needed (a held call the
+/// helper refuses), not on every launch.
+#[derive(Debug)]
+pub struct Secrets {
+    pub deny: Vec<PathBuf>,
+    pub home: PathBuf,
+    pub grants: Vec<PathBuf>,
+    pub protected: Vec<PathBuf>,
+    pub as_root: bool,
+    pub found: std::cell::OnceCell<Vec<PathBuf>>,
+}
+
+impl Secrets {
+    /// [`never_granted`] for these inputs, found once.
+    pub fn paths(&self) -> &[PathBuf] {
+        self.found.get_or_init(|| {
+            let grants: Vec<&PathBuf> = self.grants.iter().collect();
+            never_granted(&self.deny, &self.home, &grants, &self.protected, self.as_root)
+        })
+    }
+}
+
 /// Whether `path` lies strictly beneath a grant and no grant names it.
 pub fn is_hole(path: &Path, grants: &[&PathBuf]) -> bool {
     let inside = grants.iter().any(|g| path.starts_with(g) && path != g.as_path());

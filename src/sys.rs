@@ -36,21 +36,7 @@ const SECCOMP_SET_MODE_FILTER: libc::c_uint = 1;
 /// kernel requires of a process without `CAP_SYS_ADMIN`). The kernel copies and checks the
 /// program; a malformed one is refused (`EINVAL`), never half-installed.
 pub fn install_seccomp_filter(program: &[crate::sandbox::bpf::Instruction]) -> Result<(), rustix::io::Errno> {
-    rustix::thread::set_no_new_privs(true)?;
-    let len = u16::try_from(program.len()).map_err(|_| rustix::io::Errno::INVAL)?;
-    let fprog = libc::sock_fprog { len, filter: program.as_ptr().cast_mut().cast::<libc::sock_filter>() };
-    // SAFETY: `Instruction` is `#[repr(C)]` with the fields of `struct sock_filter` (u16, u8,
-    // u8, u32) in order, so the pointer is to `len` valid sock_filters; the kernel only reads
-    // them, during the call, while `program` is borrowed.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            SECCOMP_SET_MODE_FILTER,
-            0 as libc::c_uint,
-            &fprog as *const libc::sock_fprog,
-        )
-    };
-    if ret < 0 { Err(rustix::io::Errno::from_raw_os_error(errno())) } else { Ok(()) }
+    seccomp_set_filter(program, 0).map(drop)
 }
 
 /// `SECCOMP_FILTER_FLAG_NEW_LISTENER`.
@@ -62,24 +48,27 @@ pub fn install_seccomp_filter_with_listener(
     program: &[crate::sandbox::bpf::Instruction],
 ) -> Result<std::os::fd::OwnedFd, rustix::io::Errno> {
     use std::os::fd::FromRawFd as _;
+    let fd = seccomp_set_filter(program, SECCOMP_FILTER_FLAG_NEW_LISTENER)?;
+    // SAFETY: with NEW_LISTENER the kernel returned a new descriptor to this process, owned by
+    // nothing else.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// `seccomp(SECCOMP_SET_MODE_FILTER, flags, program)`, after `no_new_privs`; the call's result.
+fn seccomp_set_filter(
+    program: &[crate::sandbox::bpf::Instruction],
+    flags: libc::c_uint,
+) -> Result<libc::c_long, rustix::io::Errno> {
     rustix::thread::set_no_new_privs(true)?;
     let len = u16::try_from(program.len()).map_err(|_| rustix::io::Errno::INVAL)?;
     let fprog = libc::sock_fprog { len, filter: program.as_ptr().cast_mut().cast::<libc::sock_filter>() };
-    // SAFETY: as in `install_seccomp_filter`; with NEW_LISTENER the kernel returns a new
-    // descriptor, which is owned from here on.
+    // SAFETY: `Instruction` is `#[repr(C)]` with the fields of `struct sock_filter` (u16, u8,
+    // u8, u32) in order, so the pointer is to `len` valid sock_filters; the kernel only reads
+    // them, during the call, while `program` is borrowed.
     let ret = unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            SECCOMP_SET_MODE_FILTER,
-            SECCOMP_FILTER_FLAG_NEW_LISTENER,
-            &fprog as *const libc::sock_fprog,
-        )
+        libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog as *const libc::sock_fprog)
     };
-    if ret < 0 {
-        return Err(rustix::io::Errno::from_raw_os_error(errno()));
-    }
-    // SAFETY: a descriptor the kernel just returned to this process, owned by nothing else.
-    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(ret as i32) })
+    if ret < 0 { Err(rustix::io::Errno::from_raw_os_error(errno())) } else { Ok(ret) }
 }
 
 /// `SECCOMP_IOCTL_NOTIF_RECV`: `_IOWR('!', 0, struct seccomp_notif)` (80 bytes).

@@ -341,6 +341,7 @@ tcp = ["192.0.2.1:5432"]
             said("proxy_reached", "got:HTTP/1.1 403");
             said("proxy_reached_mapped", "got:HTTP/1.1 403");
             said("proxy_reached_nonblocking", "got:HTTP/1.1 403");
+            said("proxy_reached_blocking", "got:HTTP/1.1 403");
             said("forwarder", "got:pg-ok");
             // Nothing the program did reached the server behind the proxy's port elsewhere.
             assert!(!r.out().contains("door-bypassed"), "{}", r.raw);
@@ -407,9 +408,24 @@ def nonblocking():
     assert s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0
     s.sendall(b"CONNECT 192.0.2.1:3128 HTTP/1.1\r\n\r\n")
     select.select([s], [], [], 3)
-    assert not (s.getblocking()), "still non-blocking"
+    # The descriptor itself, not Python's idea of it: what the program's socket was, the
+    # connected one is (non-blocking, close-on-exec).
+    import fcntl
+    flags = fcntl.fcntl(s.fileno(), fcntl.F_GETFL)
+    assert flags & os.O_NONBLOCK, "non-blocking"
+    assert fcntl.fcntl(s.fileno(), fcntl.F_GETFD) & fcntl.FD_CLOEXEC, "close-on-exec"
     return s.recv(12)
 say("proxy_reached_nonblocking", got(nonblocking))
+def blocking():
+    import fcntl
+    s = socket.socket()
+    os.set_inheritable(s.fileno(), True)
+    s.connect(("127.0.0.1", 3128))
+    assert not fcntl.fcntl(s.fileno(), fcntl.F_GETFL) & os.O_NONBLOCK, "blocking"
+    assert not fcntl.fcntl(s.fileno(), fcntl.F_GETFD) & fcntl.FD_CLOEXEC, "inheritable"
+    s.sendall(b"CONNECT 192.0.2.1:3128 HTTP/1.1\r\n\r\n")
+    return s.recv(12)
+say("proxy_reached_blocking", got(blocking))
 say("forwarder", got(lambda: socket.create_connection(("192.0.2.1", 5432), timeout=3).recv(64)))
 "#;
 

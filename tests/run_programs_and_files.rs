@@ -491,7 +491,13 @@ fn a_hostile_programs_lines_never_get_a_grant_that_opens_a_secret() {
         std::fs::write(agent.home.join(".ssh/id_x"), "k").unwrap();
         let records = agent.dir.join("records");
         std::fs::create_dir_all(&records).unwrap();
-        std::os::unix::fs::symlink(agent.home.join(".ssh"), agent.home.join("Link/Files/through")).unwrap();
+        // The link leads out of every grant to a file its own mode closes: looked at through the
+        // link, it would be named (`permissions`); a link tells nothing.
+        let elsewhere = agent.dir.join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("id_x"), "k").unwrap();
+        std::fs::set_permissions(elsewhere.join("id_x"), std::fs::Permissions::from_mode(0o000)).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, agent.home.join("Link/Files/through")).unwrap();
         let r = Report::from(run(in_mode(
             &mut agent.command(
                 &["--agent-dir", records.to_str().unwrap()],

@@ -61,8 +61,10 @@ pub fn explain(named: &Named, scene: &Scene<'_>, protected: &[PathBuf]) -> Optio
         return Some(Denial { access, target, cause: Cause::Protected, why, fix: None, inferred: true });
     }
     // The call's own `/tmp`, `/dev/shm` and `/proc` (the own world's) are gone or another's
-    // here: nothing to look at, and the sandbox grants them whole anyway.
-    if own_places(scene).iter().any(|p| lexical.starts_with(p)) {
+    // here: nothing to look at, and the sandbox grants them whole anyway. Grants beneath the
+    // host's `/tmp` are shown again there at their own paths: those are the host's.
+    let granted = flags.read.iter().chain(&flags.write).any(|g| lexical.starts_with(g));
+    if !granted && own_places(scene).iter().any(|p| lexical.starts_with(p)) {
         return None;
     }
     let path = lexical;
@@ -362,8 +364,24 @@ mod tests {
         assert_eq!((d.cause, d.fix), (Cause::Protected, None));
         // A relative path whose first part is not where the program started is left out.
         assert_eq!(explain(&read(".gnupg/x"), &scene, &[home.join(".gnupg")]), None);
-        // The own world's /tmp is the call's own, gone by now.
+        // The own world's /tmp is the call's own, gone by now; a grant beneath the host's /tmp
+        // is shown again at its path, and is the host's.
         assert_eq!(explain(&read("/tmp/anything"), &scene, &protected), None);
+        let granted = SandboxFlags::from_args(&[
+            "--tool".into(),
+            "run".into(),
+            "--read".into(),
+            home.display().to_string(),
+        ])
+        .unwrap();
+        let scene = Scene { flags: &granted, start: &home, tmp: Some(Path::new("/tmp")) };
+        std::fs::write(home.join("closed"), "").unwrap();
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(home.join("closed"), std::fs::Permissions::from_mode(0o000)).unwrap();
+        }
+        let d = explain(&read(&home.join("closed").display().to_string()), &scene, &protected);
+        assert!(home.starts_with("/tmp") == d.is_some(), "{d:?}");
         std::fs::remove_dir_all(&home).unwrap();
     }
 

@@ -35,7 +35,7 @@ pub struct Grants {
     pub holes: Vec<PathBuf>,
     /// Every path no grant opens ([`crate::protected::never_granted`]), to name a refusal
     /// there as a secret's.
-    pub never_granted: Vec<PathBuf>,
+    pub never_granted: crate::protected::Secrets,
     /// Where held connects go, with `[internet]` ([`crate::proxy::host_door`]).
     pub connects: Option<std::sync::Arc<crate::proxy::host_door::Router>>,
 }
@@ -227,7 +227,7 @@ impl Grants {
         }
         // Outside every write grant: a secret outside every grant too is named as one (and no
         // grant is offered for it).
-        let secret = self.never_granted.iter().find(|p| path.starts_with(p));
+        let secret = self.never_granted.paths().iter().find(|p| path.starts_with(p));
         Err(Some(crate::denials::metadata_refused(path, secret.map(PathBuf::as_path))))
     }
 }

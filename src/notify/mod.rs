@@ -307,8 +307,15 @@ mod tests {
             // SAFETY: ends the child at once.
             unsafe { libc::_exit(i32::from(!sent)) };
         }
-        let grants =
-            Grants { write_roots: Vec::new(), holes: Vec::new(), never_granted: Vec::new(), connects: None };
+        let never_granted = crate::protected::Secrets {
+            deny: Vec::new(),
+            home: "/nonexistent".into(),
+            grants: Vec::new(),
+            protected: Vec::new(),
+            as_root: false,
+            found: std::cell::OnceCell::new(),
+        };
+        let grants = Grants { write_roots: Vec::new(), holes: Vec::new(), never_granted, connects: None };
         let mut notifier = Notifier::new(grants, channel.into_helper_end().unwrap());
         // SAFETY: waits for the child just forked.
         let mut status = 0;

@@ -536,6 +536,7 @@ impl Sandbox {
 /// Refuses a write grant over the agent's records or over lnk's private tmp base (`base`), where
 /// a program could forge a record or reach other calls' tmp folders.
 fn refuse_write_grants_over(req: &SandboxRequest<'_>, base: &Path) -> Result<(), Refusal> {
+    let own = if req.flags.write.is_empty() { None } else { own_folder() };
     for write in &req.flags.write {
         if let Some(records) = req.protected.iter().find(|p| overlaps(write, p)) {
             return Err(Refusal::refused(format!(
@@ -551,7 +552,7 @@ fn refuse_write_grants_over(req: &SandboxRequest<'_>, base: &Path) -> Result<(),
                 base.display()
             )));
         }
-        if let Some(own) = own_folder().filter(|own| own.starts_with(write)) {
+        if let Some(own) = own.as_ref().filter(|own| own.starts_with(write)) {
             return Err(Refusal::refused(format!(
                 "the write grant `{}` holds `{}`, where the lnk that runs this call lies; a program could replace lnk there and run unconfined at the next call. Install lnk outside the write grants (`/usr/local/bin`), or narrow the grant",
                 write.display(),
@@ -646,11 +647,15 @@ fn notify_plan(
         Some(NetworkDoor::Held(door)) => Some(door.router()),
         _ => None,
     };
-    // Lexical but for root's system secrets (one listing of /etc/ssh).
-    let grants: Vec<&PathBuf> = req.flags.read.iter().chain(&req.flags.write).collect();
-    let as_root = rustix::process::geteuid().is_root();
-    let never_granted =
-        crate::protected::never_granted(&req.flags.deny, req.home, &grants, req.protected, as_root);
+    // Found only if a held call is refused (see `Secrets`): nothing of it on the launch.
+    let never_granted = crate::protected::Secrets {
+        deny: req.flags.deny.clone(),
+        home: req.home.to_owned(),
+        grants: req.flags.read.iter().chain(&req.flags.write).cloned().collect(),
+        protected: req.protected.to_vec(),
+        as_root: rustix::process::geteuid().is_root(),
+        found: std::cell::OnceCell::new(),
+    };
     Ok((channel, crate::notify::Grants { write_roots: roots, holes, never_granted, connects }))
 }
 

@@ -14,9 +14,9 @@
 //! - `kexec_*`, module loading, `reboot`, `swapon`/`swapoff`, `acct`, `quotactl`.
 //! - `setsid` and `setpgid`, unless the call has a pid namespace of its own: nothing may leave
 //!   the process group the helper kills as one (in the Landlock-only mode they are held for the
-//!   helper, which refuses them and names the refusal in the report). In the own world the group holds the
-//!   namespace's pid 1, whose end ends every process of the namespace, so a program may make
-//!   sessions and groups of its own there (`setsid`, Python's `start_new_session`).
+//!   helper, which refuses them and names the refusal in the report). In the own world the
+//!   group holds the namespace's pid 1, whose end ends every process of the namespace, so a
+//!   program may make sessions and groups of its own there (`setsid`, `start_new_session`).
 //! - Acting on another process's limits, priority, scheduling, memory or descriptors:
 //!   `prlimit64`, `sched_setaffinity`, `sched_setscheduler`, `sched_setparam`, `sched_setattr`,
 //!   `migrate_pages` and `move_pages` unless the pid is 0 (the caller); `setpriority` and
@@ -210,42 +210,22 @@ const IPC: &[libc::c_long] = &[
     libc::SYS_mq_getsetattr,
 ];
 
-/// Changes to a file's mode, owner, times or extended attributes, which Landlock does not govern.
-const METADATA: &[libc::c_long] = &[
-    libc::SYS_chmod,
-    libc::SYS_fchmod,
-    libc::SYS_fchmodat,
-    SYS_FCHMODAT2,
-    libc::SYS_chown,
-    libc::SYS_fchown,
-    libc::SYS_lchown,
-    libc::SYS_fchownat,
-    libc::SYS_utime,
-    libc::SYS_utimes,
-    libc::SYS_futimesat,
-    libc::SYS_utimensat,
-    libc::SYS_setxattr,
-    libc::SYS_lsetxattr,
-    libc::SYS_fsetxattr,
-    SYS_SETXATTRAT,
-    libc::SYS_removexattr,
-    libc::SYS_lremovexattr,
-    libc::SYS_fremovexattr,
-    SYS_REMOVEXATTRAT,
-    SYS_FILE_SETATTR,
-];
+/// Changes to a file's mode, owner, times or extended attributes, which Landlock does not govern:
+/// [`NOTIFIED_METADATA`], which the helper can perform for the program, and these, which it
+/// cannot (their arguments are structures it does not read) and which stay refused wherever
+/// metadata is not allowed outright.
+const UNHELD_METADATA: &[libc::c_long] = &[SYS_SETXATTRAT, SYS_REMOVEXATTRAT, SYS_FILE_SETATTR];
 
 /// The calls that set a mode, with the argument the mode is in: none may set the set-user-id or
 /// set-group-id bit (a file made set-user-id inside a write grant would run with its owner's
 /// rights outside the sandbox, for anyone: as root, a root shell). The chmod family is here only
-/// where [`METADATA`] is allowed at all; `open`, `openat` and `creat` take a mode only when they
+/// where metadata is allowed at all; `open`, `openat` and `creat` take a mode only when they
 /// create a file, `mknod` may make a regular file, and `mkdir` drops both bits itself.
 const MODE_SETTERS: [(libc::c_long, u8); 4] =
     [(libc::SYS_chmod, 1), (libc::SYS_fchmod, 1), (libc::SYS_fchmodat, 2), (SYS_FCHMODAT2, 2)];
 
-/// The [`METADATA`] calls the helper can perform for the program in the Landlock-only mode,
-/// beneath the write grants (see [`crate::notify`]); the others (`setxattrat`,
-/// `removexattrat`, `file_setattr`) stay refused there.
+/// The metadata calls the helper can perform for the program in the Landlock-only mode,
+/// beneath the write grants (see [`crate::notify`]); [`UNHELD_METADATA`] stay refused there.
 pub const NOTIFIED_METADATA: &[libc::c_long] = &[
     libc::SYS_chmod,
     libc::SYS_fchmod,
@@ -267,7 +247,7 @@ pub const NOTIFIED_METADATA: &[libc::c_long] = &[
     libc::SYS_fremovexattr,
 ];
 
-/// How the [`METADATA`] calls are answered.
+/// How the metadata calls ([`NOTIFIED_METADATA`], [`UNHELD_METADATA`]) are answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metadata {
     /// Run: a read-only mount answers them outside the write grants (the own world), or the
@@ -298,7 +278,7 @@ pub enum Network {
 pub struct SeccompPolicy {
     /// Sockets: see [`Network`].
     pub network: Network,
-    /// The [`METADATA`] calls.
+    /// The metadata calls.
     pub metadata: Metadata,
     /// The [`IPC`] calls: only with an IPC namespace of the call's own.
     pub ipc: bool,
@@ -339,7 +319,8 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
         refused.extend_from_slice(IPC);
     }
     if policy.metadata != Metadata::Allowed {
-        refused.extend_from_slice(METADATA);
+        refused.extend_from_slice(NOTIFIED_METADATA);
+        refused.extend_from_slice(UNHELD_METADATA);
     }
     if policy.sessions == Sessions::Refused {
         refused.extend_from_slice(SESSIONS);
