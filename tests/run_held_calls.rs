@@ -210,14 +210,6 @@ say("inside", attempt(lambda: os.chmod(home + "/Link/Files/f", 0o700)))
     assert_eq!(looks(&agent.home), before);
 }
 
-fn xattr_absent(path: &std::path::Path) -> bool {
-    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    let mut buf = [0u8; 8];
-    // SAFETY: a NUL-terminated path and a live buffer of the size given.
-    let n = unsafe { libc::getxattr(c.as_ptr(), c"user.lnk".as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    n < 0
-}
-
 #[test]
 fn what_the_helper_refused_is_named_in_the_report_as_known() {
     if !x86_64() {

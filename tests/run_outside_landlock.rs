@@ -291,14 +291,6 @@ say("chmod_tmp", attempt(lambda: os.chmod(t, 0o700)))
     assert!(xattr_absent(&secret), "an extended attribute was set");
 }
 
-fn xattr_absent(path: &std::path::Path) -> bool {
-    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    let mut buf = [0u8; 8];
-    // SAFETY: getxattr writes at most buf.len() bytes into buf.
-    let n = unsafe { libc::getxattr(c.as_ptr(), c"user.lnk".as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    n < 0
-}
-
 #[test]
 fn the_program_holds_no_capability() {
     if !x86_64() {

@@ -539,3 +539,12 @@ pub fn marked_alive(mark: &str) -> bool {
         Err(_) => false,
     })
 }
+
+/// Whether `path` has no `user.lnk` extended attribute (the one the metadata tests try to set).
+pub fn xattr_absent(path: &Path) -> bool {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    let mut buf = [0u8; 8];
+    // SAFETY: a NUL-terminated path and a live buffer; getxattr writes at most buf.len() bytes.
+    let n = unsafe { libc::getxattr(c.as_ptr(), c"user.lnk".as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    n < 0
+}
