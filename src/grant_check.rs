@@ -11,6 +11,7 @@
 //! | a grant names a file, or cannot be opened | error | the same open |
 //! | a grant lies in a `[files] deny` path | error | [`protected::grant_in_denied`], as `run` |
 //! | a write grant overlaps an agent's records folder (`--agent-dir`) | error | as `run`: Landlock cannot carve the records out of a write grant |
+//! | a write grant reaches the sandbox file itself, or the lnk that checks it (by the path it was called by, a link on the way, or its image) | error | as `run` ([`trusted`]): a program could rewrite what the next call grants, or replace what it runs |
 //! | a grant holds protected paths that exist here, or an agent's records folder | warning | the grant is wider than it looks, and lnk cuts these holes in it ([`protected`]); the warning says which, and that anything else secret in it stays reachable |
 //!
 //! What it cannot promise: the computer may change between `check` and `run`, so `run` looks
@@ -23,6 +24,7 @@ use crate::diagnostic::Diagnostic;
 use crate::paths::{GrantPath, overlaps};
 use crate::protected;
 use crate::sandbox::grants::{self, GrantError};
+use crate::sandbox::trusted::{self, Trusted};
 use crate::sandbox_file::{GrantString, grant_strings};
 
 /// A grant string with the folder it names on this computer.
@@ -31,9 +33,14 @@ struct Grant {
     path: PathBuf,
 }
 
-/// The errors and warnings for the valid sandbox file `source`, with `~` as `home` (`None`: HOME
-/// is unknown) and the agents' records folders `agent_dirs` (absolute).
-pub fn on_this_computer(source: &str, home: Option<&Path>, agent_dirs: &[PathBuf]) -> Vec<Diagnostic> {
+/// The errors and warnings for the valid sandbox file `source` (read from `file`), with `~` as
+/// `home` (`None`: HOME is unknown) and the agents' records folders `agent_dirs` (absolute).
+pub fn on_this_computer(
+    source: &str,
+    file: &Path,
+    home: Option<&Path>,
+    agent_dirs: &[PathBuf],
+) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     let mut skipped_home = false;
     let mut all = Vec::new();
@@ -92,6 +99,19 @@ pub fn on_this_computer(source: &str, home: Option<&Path>, agent_dirs: &[PathBuf
         if let Some(warning) = wider_than_it_looks(grant, home, &grant_paths, agent_dirs) {
             found.push(warning);
         }
+    }
+    // What the next call trusts, out of every write grant (as `run` refuses it).
+    let writes: Vec<&Grant> = grant_list.iter().copied().filter(|g| g.written.key == "write").collect();
+    let write_paths: Vec<PathBuf> = writes.iter().map(|g| g.path.clone()).collect();
+    let mut files = trusted::own_paths();
+    files.push(Trusted { path: file.to_owned(), what: "the sandbox file" });
+    match trusted::reached_by_write_grants(&files, &write_paths) {
+        Ok(None) => {}
+        Ok(Some(reached)) => found.push(
+            Diagnostic::new(reached.why(&files, &write_paths), writes[reached.grant].written.span.clone())
+                .with_help("keep the sandbox file and lnk outside every write grant, or narrow the grant"),
+        ),
+        Err(why) => found.push(Diagnostic::new(why, None)),
     }
     if skipped_home {
         found.push(
@@ -164,7 +184,7 @@ mod tests {
         std::fs::create_dir_all(home.join("Link/Files")).unwrap();
         std::os::unix::fs::symlink(home.join(".ssh"), home.join("Link/Files/proj")).unwrap();
         let source = "[files]\nwrite = [\"~/Link/Files/proj\"]\n";
-        let found = on_this_computer(source, Some(&home), &[]);
+        let found = on_this_computer(source, Path::new("/nonexistent/sb.toml"), Some(&home), &[]);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(!found[0].warning && found[0].message.contains("symbolic link"), "{found:?}");
         assert_eq!(found[0].line_col(source), Some((2, 10)));
@@ -181,16 +201,42 @@ mod tests {
         let home = scratch("wide");
         std::fs::create_dir_all(home.join(".ssh")).unwrap();
         let records = home.join(".local/state/agent");
-        let found =
-            on_this_computer("[files]\nread = [\"~\"]\n", Some(&home), std::slice::from_ref(&records));
+        let found = on_this_computer(
+            "[files]\nread = [\"~\"]\n",
+            Path::new("/x.toml"),
+            Some(&home),
+            std::slice::from_ref(&records),
+        );
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].warning);
         assert!(found[0].message.contains(&format!("`{}`", home.join(".ssh").display())), "{found:?}");
         assert!(!found[0].message.contains(".aws"), "only what exists: {found:?}");
         assert!(found[0].message.contains("the agent's records"), "{found:?}");
         // Naming the secret grants it: no hole, no warning.
-        let named = on_this_computer("[files]\nread = [\"~\", \"~/.ssh\"]\n", Some(&home), &[]);
+        let named =
+            on_this_computer("[files]\nread = [\"~\", \"~/.ssh\"]\n", Path::new("/x.toml"), Some(&home), &[]);
         assert!(named.is_empty(), "{named:?}");
+        std::fs::remove_dir_all(&home).unwrap();
+    }
+
+    #[test]
+    fn a_sandbox_file_inside_its_own_write_grant_is_an_error_at_the_grant() {
+        let home = scratch("own-file");
+        std::fs::create_dir_all(home.join("work")).unwrap();
+        let source = "[files]\nread = [\"~\"]\nwrite = [\"~/work\"]\n";
+        let file = home.join("work/sb.toml");
+        std::fs::write(&file, source).unwrap();
+        let found = on_this_computer(source, &file, Some(&home), &[]);
+        let error = found.iter().find(|d| !d.warning).expect("an error");
+        assert!(
+            error.message.contains("the sandbox file") && error.message.contains("write grant"),
+            "{found:?}"
+        );
+        assert_eq!(error.line_col(source), Some((3, 10)));
+        // Outside it: no error.
+        let outside = home.join("sb.toml");
+        std::fs::write(&outside, source).unwrap();
+        assert!(on_this_computer(source, &outside, Some(&home), &[]).iter().all(|d| d.warning));
         std::fs::remove_dir_all(&home).unwrap();
     }
 
@@ -198,12 +244,13 @@ mod tests {
     fn deny_records_and_a_missing_home_are_found() {
         let found = on_this_computer(
             "[files]\nwrite = [\"/srv/x/y\"]\ndeny = [\"/srv/x\"]\n",
+            Path::new("/x.toml"),
             None,
             &[PathBuf::from("/srv/x")],
         );
         assert!(found.iter().any(|d| d.message.contains("`[files] deny`")), "{found:?}");
         assert!(found.iter().any(|d| d.message.contains("records folder")), "{found:?}");
-        let no_home = on_this_computer("[files]\nread = [\"~\"]\n", None, &[]);
+        let no_home = on_this_computer("[files]\nread = [\"~\"]\n", Path::new("/x.toml"), None, &[]);
         assert!(no_home.len() == 1 && no_home[0].warning && no_home[0].span.is_none(), "{no_home:?}");
     }
 }

@@ -283,14 +283,56 @@ pub fn validate_team_name(name: &str) -> Result<(), PathError> {
     if ok { Ok(()) } else { Err(PathError::BadTeamName(name.chars().take(80).collect())) }
 }
 
-/// The home folder: `$HOME`, which must be absolute and normalised. The harness is trusted to set
-/// it; lnk never guesses another.
+/// The one normalisation every absolute path gets before lnk compares it with another: `/`
+/// once between names, no `.` name, no `/` at the end (`/home//ann/./` is `/home/ann`). `None`
+/// for a relative path or one with `..`, which only the file system could resolve (through a
+/// link, `a/..` is not where one started). The sandbox compares grants, holes and folders
+/// name by name and, where it is hot, byte by byte; both need one spelling of each path, or
+/// `HOME=/home/ann/` would make `/home/ann/.netrc` and the grant `/home/ann/` look unrelated
+/// (found in review: such a `HOME` opened `~/.netrc` in the Landlock-only mode).
+pub fn normal(path: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::from("/");
+    for component in path.components() {
+        match component {
+            Component::RootDir => {}
+            Component::Normal(name) => out.push(name),
+            Component::CurDir => {}
+            Component::ParentDir | Component::Prefix(_) => return None,
+        }
+    }
+    path.is_absolute().then_some(out)
+}
+
+/// `path` made absolute against the current folder (as the kernel would take a relative one),
+/// without resolving anything: `..` and links are left for a walk to follow. `None` when the
+/// current folder is gone.
+pub fn absolute_lexically(path: &Path) -> Option<PathBuf> {
+    match path.is_absolute() {
+        true => Some(path.to_owned()),
+        false => std::env::current_dir().ok().map(|cwd| cwd.join(path)),
+    }
+}
+
+/// The home folder: `$HOME`, which must be absolute and without `..`, in its normal spelling
+/// (see [`normal`]). The harness is trusted to set it; lnk never guesses another.
 pub fn home_dir() -> Result<PathBuf, PathError> {
     let home = std::env::var_os("HOME").ok_or(PathError::NoHome)?;
-    let home = PathBuf::from(home);
-    let normal = home.is_absolute()
-        && home.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
-    if normal { Ok(home) } else { Err(PathError::NoHome) }
+    normal(Path::new(&home)).ok_or(PathError::NoHome)
+}
+
+/// The folder lnk keeps its private tmp base in: `$TMPDIR` (absolute, without `..`, in its
+/// normal spelling), else `/tmp`. A relative `TMPDIR` names no one folder for a helper started
+/// from many; it is refused rather than guessed at.
+pub fn tmp_dir() -> Result<PathBuf, String> {
+    match std::env::var_os("TMPDIR").filter(|v| !v.is_empty()) {
+        None => Ok(PathBuf::from("/tmp")),
+        Some(dir) => normal(Path::new(&dir)).ok_or_else(|| {
+            format!(
+                "TMPDIR (`{}`) must be an absolute path without `..`: set it to the folder lnk should keep each call's tmp folder in, or unset it for /tmp",
+                Path::new(&dir).display()
+            )
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -307,6 +349,16 @@ mod tests {
         assert_eq!(g("~/Link//Files/."), PathBuf::from("/home/ann/Link/Files"));
         assert_eq!(g("/srv/data/"), PathBuf::from("/srv/data"));
         assert_eq!(g("/"), PathBuf::from("/"));
+    }
+
+    #[test]
+    fn every_spelling_of_a_path_has_one_normal_form() {
+        for spelling in ["/home/ann", "/home/ann/", "/home//ann", "/home/ann/.", "//home/./ann//"] {
+            assert_eq!(normal(Path::new(spelling)), Some(PathBuf::from("/home/ann")), "{spelling}");
+        }
+        assert_eq!(normal(Path::new("/")), Some(PathBuf::from("/")));
+        assert_eq!(normal(Path::new("/home/ann/..")), None);
+        assert_eq!(normal(Path::new("home/ann")), None);
     }
 
     #[test]

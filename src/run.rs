@@ -37,6 +37,8 @@ pub struct RunRequest {
     /// Folders no write grant may cover (the agent's records).
     pub protected: Vec<PathBuf>,
     pub home: PathBuf,
+    /// The sandbox file, when the call was made from one (`--file`).
+    pub sandbox_file: Option<PathBuf>,
     /// `--resolve NAME:PORT:ADDR` pins for the call's proxy.
     pub resolve: Vec<ResolveOverride>,
 }
@@ -65,6 +67,7 @@ pub fn run(req: &RunRequest) -> Report {
         private_tmp: tmp.path(),
         protected: &req.protected,
         home: &req.home,
+        sandbox_file: req.sandbox_file.as_deref(),
     };
     let mut sandbox = match Sandbox::prepare(&sandbox_req, &kernel) {
         Ok(s) => s,

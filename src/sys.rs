@@ -762,3 +762,19 @@ pub fn unmount_detach(target: &std::ffi::CStr) -> Result<(), io::Error> {
         Err(io::Error::last_os_error())
     }
 }
+
+/// The path this process's program was started by, as the kernel recorded it for `execve`
+/// (`AT_EXECFN`: relative to the folder it started in when relative), or `None`.
+pub fn exec_path() -> Option<std::ffi::OsString> {
+    use std::os::unix::ffi::OsStrExt as _;
+    // SAFETY: getauxval only reads the auxiliary vector the kernel gave this process.
+    let at = unsafe { libc::getauxval(libc::AT_EXECFN) };
+    if at == 0 {
+        return None;
+    }
+    // SAFETY: AT_EXECFN is the address of the NUL-terminated file name the kernel copied onto
+    // this process's initial stack at `execve`; that memory is never freed or written while the
+    // process lives, and it is read here only up to its NUL.
+    let name = unsafe { std::ffi::CStr::from_ptr(at as *const libc::c_char) };
+    Some(std::ffi::OsStr::from_bytes(name.to_bytes()).to_owned())
+}

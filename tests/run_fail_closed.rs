@@ -99,7 +99,7 @@ fn a_write_grant_over_the_folder_lnk_runs_from_is_refused() {
     let r = run_with(&agent.policy);
     assert_eq!((r.code, r.outcome()), (Some(126), "refused"), "{}", r.raw);
     let error = r.json["error"].as_str().unwrap();
-    assert!(error.contains("where the lnk that runs this call lies") && error.contains("bin"), "{error}");
+    assert!(error.contains("the lnk that runs this call") && error.contains("bin/lnk"), "{error}");
     // A grant beside it is fine.
     let beside =
         agent.dir.file("beside.toml", "commands = [\"true\"]\n[files]\nwrite = [\"~/Link/Files/work\"]\n");

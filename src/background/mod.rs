@@ -68,6 +68,8 @@ pub struct StartRequest {
     pub output_cap: u64,
     pub grace: Duration,
     pub bridge: Option<PathBuf>,
+    /// The sandbox file the flags were read from (`--file`), if any.
+    pub sandbox_file: Option<PathBuf>,
 }
 
 /// Why a verb failed, in a word a program can match on (`--json`'s `reason`), each with its own
@@ -167,6 +169,16 @@ pub fn start(agent: &Agent, req: &StartRequest) -> Result<String, Failure> {
             ));
         }
     }
+    // lnk itself and the sandbox file stay out of the write grants: the supervisor checks its
+    // own image again, but only `start` knows the file.
+    let mut trusted = crate::sandbox::trusted::own_paths();
+    if let Some(path) = &req.sandbox_file {
+        trusted.push(crate::sandbox::trusted::Trusted { path: path.clone(), what: "the sandbox file" });
+    }
+    crate::sandbox::trusted::refuse_write_grants_over(&trusted, &req.flags.write).map_err(|r| {
+        let reason = if r.exit_code == exit::REFUSED { Reason::NotAllowed } else { Reason::Failed };
+        Failure::new(reason, r.message)
+    })?;
     crate::program_path::lookup(&req.program).map_err(|e| {
         Failure::new(Reason::ProgramNotFound, format!("`{}`: {e}", req.program.escape_debug()))
     })?;

@@ -167,6 +167,8 @@ fn run_command(
         private_tmp: tmp.path(),
         protected: &protected,
         home: &home,
+        // The sandbox file was read, and checked, by `start`.
+        sandbox_file: None,
     };
     let mut sandbox = Sandbox::prepare(&sandbox_req, &kernel)?;
     let mut out = OutputFile::create(&agent.files_dir, &record.id, opts.output_cap).map_err(failed)?;

@@ -304,6 +304,7 @@ fn start(args: &[String]) -> Result<u8, Failure> {
         output_cap: number("--output-cap", background::output_file::DEFAULT_CAP, 1 << 40)?,
         grace: Duration::from_millis(number("--grace-ms", 0, 600_000)?),
         bridge: parsed.value("--bridge").map(PathBuf::from),
+        sandbox_file: parsed.value("--file").map(PathBuf::from),
     };
     let id = background::start(&agent, &req)?;
     if parsed.switch("--json") {

@@ -138,10 +138,10 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
         Ok(h) => h,
         Err(e) => return Ok(super::helper_failed(&e, json)),
     };
-    let flags = match (file, sandbox_flags.is_empty()) {
-        (Some(file), _) => match sandbox_file::load(Path::new(&file)) {
+    let flags = match (&file, sandbox_flags.is_empty()) {
+        (Some(file), _) => match sandbox_file::load(Path::new(file)) {
             Ok(f) => SandboxFlags::from_file(&f, tool, &home),
-            Err(e) => return Ok(super::invalid_file(&file, &e, json, exit::HELPER_FAILED)),
+            Err(e) => return Ok(super::invalid_file(file, &e, json, exit::HELPER_FAILED)),
         },
         (None, true) => SandboxFlags::from_file(&SandboxFile::embedded_default(), tool, &home),
         (None, false) => {
@@ -158,6 +158,7 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
         pass_stdin,
         protected,
         home,
+        sandbox_file: file.map(PathBuf::from),
         resolve,
     };
     let result = run(&req);
@@ -196,9 +197,8 @@ fn env_entry(value: &str) -> Result<String, UsageError> {
 }
 
 fn absolute(value: &str) -> Result<PathBuf, UsageError> {
-    let p = PathBuf::from(value);
-    if !p.is_absolute() {
-        return Err(UsageError(format!("`{}`: give an absolute path", value.escape_debug())));
-    }
+    let p = paths::normal(Path::new(value)).ok_or_else(|| {
+        UsageError(format!("`{}`: give an absolute path without `..`", value.escape_debug()))
+    })?;
     Ok(std::fs::canonicalize(&p).unwrap_or(p))
 }

@@ -167,7 +167,7 @@ fn check(args: &[String]) -> Result<u8, UsageError> {
         return Ok(super::invalid_file(file, &e, json, exit::INVALID));
     }
     let home = paths::home_dir().ok();
-    let found = crate::grant_check::on_this_computer(&source, home.as_deref(), &agent_dirs);
+    let found = crate::grant_check::on_this_computer(&source, Path::new(file), home.as_deref(), &agent_dirs);
     if found.iter().any(|d| !d.warning) {
         let e = sandbox_file::LoadError::Invalid { source, diagnostics: found };
         return Ok(super::invalid_file(file, &e, json, exit::INVALID));

@@ -32,6 +32,11 @@ use rustix::io::Errno;
 mod remove;
 use remove::remove_tree;
 
+/// `$TMPDIR/lnk-<uid>` (see [`crate::paths::tmp_dir`]): where every call's tmp folder lives.
+pub fn base_path(uid: u32) -> Result<PathBuf, String> {
+    Ok(crate::paths::tmp_dir()?.join(format!("lnk-{uid}")))
+}
+
 pub struct PrivateTmp {
     path: PathBuf,
     // Held for the call's life: the lock that tells a later sweep this folder is in use.
@@ -43,7 +48,7 @@ impl PrivateTmp {
     pub fn create() -> Result<PrivateTmp, String> {
         // The effective uid: the owner of what this process creates.
         let uid = rustix::process::geteuid().as_raw();
-        let base = std::env::temp_dir().join(format!("lnk-{uid}"));
+        let base = base_path(uid)?;
         let base_fd = open_private_base(&base, uid)?;
         // A sweep holds the base folder's lock exclusively, a creation shares it, so a sweep can
         // never find a folder that was just made and not yet locked by its call.

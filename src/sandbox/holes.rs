@@ -12,15 +12,20 @@
 //!   (a "pin"), which `rename` refuses to move. So a secret is found again by its name.
 //! - **Links.** A hole's path is followed through symbolic links, as the kernel would follow it
 //!   (a person's `~/.ssh` → `dotfiles/ssh`, `/data/keys`): where it leads is the secret, and is
-//!   cut and masked as well as its name. No program of the sandbox can make a link on the way
-//!   to a hole, since the folders there may only be listed (Landlock's cut, in both modes); a
-//!   link there is the person's (or a program's under an earlier sandbox file that did not have
-//!   the hole). Where it leads is never a hole when that is a grant or holds one: a link never
-//!   moves a mask onto granted folders.
-//! - **Aliases.** The folders a hole is found through (from `/` down) and the hole itself are
-//!   noted by device and inode ([`Hole::ways`]): a grant's entry that is one of them by another
-//!   name (a bind mount of the home inside a grant) is never granted whole, or the secret would
-//!   be reachable beneath it (see [`super::grants::open_around`]).
+//!   cut and masked as well as its name. Every link passed on the way that lies inside a write
+//!   grant ([`Holes::links`]) is kept where it is for the call, as the folders on the way are:
+//!   its folder may only be listed (Landlock), and in the own world the link itself is pinned
+//!   (a mount point, which neither `unlink` nor `rename` moves). Else one call could retarget a
+//!   link in a chain (`~/.ssh` → `work/a/l/keys`, `work/a/l` → `../b`) so that the next call
+//!   masked a decoy and left the real keys open (found in review). Where a link leads is never
+//!   a hole when that is a grant or holds one: a link never moves a mask onto granted folders.
+//! - **Other names.** A bind mount shows a folder at a second path (a home bound again inside a
+//!   grant, `/etc` bound beneath `/srv`). Where the mount table has such mounts inside what the
+//!   call may reach, every protected path, in a grant or not, is looked up, and each of its other
+//!   names ([`super::mounts::MountTable::other_paths`]) that lies inside a grant or a system
+//!   folder is a hole of its own, cut and masked like the first. As a last guard, the folders a
+//!   hole is found through and the hole itself are noted by device and inode ([`Hole::ways`]):
+//!   an entry of a cut folder that is one of them is never granted whole.
 //! - **Modes.** A folder on the way to a hole that the caller owns but cannot search (an earlier
 //!   call's `chmod 000 ~`) refuses the call: its owner, the program, could open it again, and
 //!   lnk could not see what to mask. A folder the caller neither owns nor can search keeps the
@@ -28,16 +33,17 @@
 //! - **Nesting.** A hole beneath another is dropped: the outer one covers it (two masks, one
 //!   inside the other, could not both be made).
 //!
-//! What it trusts: the kernel's `O_NOFOLLOW` opens and `fstat`.
+//! Paths are compared as they come: absolute and normal (see [`crate::paths::normal`]), which
+//! the callers guarantee.
+//!
+//! What it trusts: the kernel's `O_NOFOLLOW` opens and `fstat`, and its mount table.
 
-use std::ffi::OsString;
-use std::os::fd::OwnedFd;
-use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
-use std::path::{Component, Path, PathBuf};
-use std::rc::Rc;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 
-use rustix::fs::{FileType, Mode, OFlags};
-use rustix::io::Errno;
+use super::mounts::MountTable;
+pub use super::walk::Found;
+use super::walk::{Folders, walk};
 
 /// A hole in the call's grants.
 #[derive(Debug)]
@@ -48,19 +54,6 @@ pub struct Hole {
     pub found: Option<Found>,
 }
 
-/// A hole that exists: the file or folder itself.
-#[derive(Debug)]
-pub struct Found {
-    /// An `O_PATH` descriptor of it.
-    pub fd: OwnedFd,
-    /// (device, inode), for the world to check it finds the same one.
-    pub id: (u64, u64),
-    pub folder: bool,
-    /// The (device, inode) of each folder it was found through, `/` first: what no grant's
-    /// entry may be granted whole as (see the module's documentation).
-    pub ways: Vec<(u64, u64)>,
-}
-
 impl Hole {
     /// The folders this hole was found through and the hole itself, by device and inode (none
     /// when it does not exist).
@@ -69,46 +62,95 @@ impl Hole {
     }
 }
 
-/// How far a walk got.
-enum Walked {
-    /// Nothing is at the path (or it leads through a folder neither lnk nor the program may
-    /// search, or through too many links).
-    Missing,
-    /// It is there; `real` is its path without links.
-    Found { real: PathBuf, found: Found },
+/// What [`find`] found.
+#[derive(Debug, Default)]
+pub struct Holes {
+    pub holes: Vec<Hole>,
+    /// The links a hole was found through that lie inside a write grant, by their own paths
+    /// (without links): kept where they are for the call (see the module's documentation).
+    pub links: Vec<PathBuf>,
 }
 
-/// How many links one path may pass through, as the kernel's own limit.
-const MAX_LINKS: usize = 40;
+/// What [`find`] looks for, and where.
+pub struct Search<'a> {
+    /// The holes in the grants, before links are followed (absolute, normal).
+    pub candidates: &'a [PathBuf],
+    /// Every path no grant opens, in a grant or not ([`crate::protected::never_granted`]),
+    /// found only when the mount table has other names to look for: where a bind mount shows
+    /// one inside a grant, that name is a hole too.
+    pub everywhere: &'a dyn Fn() -> Vec<PathBuf>,
+    /// What the program may reach: its grants and the system's folders. A link's target there
+    /// is a hole (unless it is or holds one of these), and so is another name of a secret.
+    pub roots: &'a [&'a Path],
+    /// The write grants: a link on the way to a hole inside one is kept in place.
+    pub writable: &'a [&'a Path],
+}
 
-/// Finds the holes `candidates` (absolute, without `..`) make in the grants `grants`. Returns an
-/// error, naming the folder and the fix, when a folder the caller owns cannot be searched.
-pub fn find(candidates: &[PathBuf], grants: &[&PathBuf]) -> Result<Vec<Hole>, String> {
-    let mut holes: Vec<Hole> = Vec::with_capacity(candidates.len());
-    let mut seen = std::collections::HashSet::new();
-    let mut walked = Folders::new();
-    for candidate in candidates {
-        if !seen.insert(candidate.as_os_str().as_bytes()) {
-            continue;
+/// Finds the holes `search` describes. Returns an error, naming the folder and the fix, when a
+/// folder the caller owns cannot be searched, or when the mount table cannot be read.
+pub fn find(search: &Search<'_>) -> Result<Holes, String> {
+    let mut finder = Finder { search, walked: Folders::new(), seen: HashSet::new(), found: Holes::default() };
+    let table = MountTable::read()?;
+    let aliases = table.has_aliases_within(search.roots);
+    for candidate in search.candidates {
+        finder.add(candidate)?;
+    }
+    if aliases {
+        // Each secret's other names inside what the program may reach, from where its path
+        // leads (through links) or would lead.
+        let mut others: Vec<PathBuf> = Vec::new();
+        for path in (search.everywhere)().iter().chain(search.candidates) {
+            let walk = walk(path, &mut finder.walked, true)?;
+            let (Some(real), Some(mount)) = (walk.real, walk.mount) else { continue };
+            let reachable = |p: &PathBuf| search.roots.iter().any(|r| p.starts_with(r));
+            others.extend(table.other_paths(&real, mount).into_iter().filter(reachable));
         }
-        match walk(candidate, &mut walked)? {
-            Walked::Missing => holes.push(Hole { path: candidate.clone(), found: None }),
-            Walked::Found { real, found } if real == *candidate => {
-                holes.push(Hole { path: real, found: Some(found) })
-            }
-            Walked::Found { real, found } => {
-                // Through a person's link: the name is cut, and where it leads is as secret as the
-                // name, when that lies in a grant and holds none.
-                holes.push(Hole { path: candidate.clone(), found: None });
-                let in_grant = grants.iter().any(|g| real.starts_with(g) && real != **g);
-                let holds_grant = grants.iter().any(|g| g.starts_with(&real));
-                if in_grant && !holds_grant {
-                    holes.push(Hole { path: real, found: Some(found) });
-                }
-            }
+        for other in others {
+            finder.add(&other)?;
         }
     }
-    Ok(without_nested(holes))
+    let Holes { holes, mut links } = finder.found;
+    links.sort();
+    links.dedup();
+    Ok(Holes { holes: without_nested(holes), links })
+}
+
+/// The state of one [`find`].
+struct Finder<'a> {
+    search: &'a Search<'a>,
+    walked: Folders,
+    seen: HashSet<PathBuf>,
+    found: Holes,
+}
+
+impl Finder<'_> {
+    /// Adds the holes `candidate` makes: its name, and where it leads when that is elsewhere.
+    fn add(&mut self, candidate: &Path) -> Result<(), String> {
+        if !self.seen.insert(candidate.to_owned()) {
+            return Ok(());
+        }
+        let walk = walk(candidate, &mut self.walked, false)?;
+        let writable = self.search.writable;
+        self.found.links.extend(walk.links.into_iter().filter(|l| writable.iter().any(|w| l.starts_with(w))));
+        match (walk.real, walk.found) {
+            (Some(real), Some(found)) if real == candidate => {
+                self.found.holes.push(Hole { path: real, found: Some(found) })
+            }
+            (Some(real), Some(found)) => {
+                // Through a link: the name is cut, and where it leads is as secret as the name,
+                // when that lies in what the program may reach and holds none of it.
+                self.found.holes.push(Hole { path: candidate.to_owned(), found: None });
+                let roots = self.search.roots;
+                let in_reach = roots.iter().any(|g| real.starts_with(g) && real != *g);
+                let holds_root = roots.iter().any(|g| g.starts_with(&real));
+                if in_reach && !holds_root {
+                    self.found.holes.push(Hole { path: real, found: Some(found) });
+                }
+            }
+            _ => self.found.holes.push(Hole { path: candidate.to_owned(), found: None }),
+        }
+        Ok(())
+    }
 }
 
 /// Drops every hole that lies beneath another (or repeats it, keeping the one found).
@@ -131,144 +173,6 @@ fn without_nested(mut holes: Vec<Hole>) -> Vec<Hole> {
     kept
 }
 
-/// The folders walked so far (each reached from `/` without a link), by path, each with its
-/// device and inode: most holes share their first folders (`/home/ann`, `/etc`), which are then
-/// opened once.
-type Folders = std::collections::HashMap<PathBuf, (Rc<OwnedFd>, (u64, u64))>;
-
-/// Walks `path` from `/` one name at a time, never following a link blindly: a link's target is
-/// walked in its place, as the kernel would.
-fn walk(path: &Path, walked: &mut Folders) -> Result<Walked, String> {
-    let root = super::grants::root().map_err(|e| format!("cannot open /: {e}"))?;
-    // Start from the deepest folder of `path` already walked, if any.
-    let mut done = PathBuf::from("/");
-    let mut current: Option<Rc<OwnedFd>> = None;
-    for ancestor in path.ancestors().skip(1) {
-        if let Some((fd, _)) = walked.get(ancestor) {
-            done = ancestor.to_owned();
-            current = Some(fd.clone());
-            break;
-        }
-    }
-    let rest = path.strip_prefix(&done).unwrap_or(path);
-    let mut pending: Vec<OsString> = names_reversed(rest);
-    let mut links = 0;
-    let mut last: Option<(OwnedFd, rustix::fs::Stat)> = None;
-    while let Some(name) = pending.pop() {
-        if name == "." {
-            continue;
-        }
-        if name == ".." {
-            // Only from a link's relative target: the folders walked so far have no links, so
-            // their parent is the one walked before.
-            done.pop();
-            current = match done == Path::new("/") {
-                true => None,
-                false => Some(
-                    walked
-                        .get(&done)
-                        .map(|(fd, _)| fd.clone())
-                        .ok_or_else(|| format!("`{}` was not walked", done.display()))?,
-                ),
-            };
-            last = None;
-            continue;
-        }
-        let dir: &OwnedFd = current.as_deref().unwrap_or(root);
-        let fd = match rustix::fs::openat(
-            dir,
-            name.as_os_str(),
-            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        ) {
-            Ok(fd) => fd,
-            Err(Errno::NOENT) | Err(Errno::NOTDIR) => return Ok(Walked::Missing),
-            Err(Errno::ACCESS) => return unsearchable(dir, &done),
-            Err(e) => return Err(format!("cannot look for `{}`: {e}", path.display())),
-        };
-        let stat = rustix::fs::fstat(&fd)
-            .map_err(|e| format!("cannot stat `{}`: {e}", done.join(&name).display()))?;
-        if FileType::from_raw_mode(stat.st_mode) == FileType::Symlink {
-            links += 1;
-            if links > MAX_LINKS {
-                return Ok(Walked::Missing);
-            }
-            let link = done.join(&name);
-            let target = rustix::fs::readlinkat(dir, name.as_os_str(), Vec::new())
-                .map_err(|e| format!("cannot read the link `{}`: {e}", link.display()))?;
-            let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
-            if target.is_absolute() {
-                current = None;
-                done = PathBuf::from("/");
-            }
-            // The target's names are walked next, before the rest of the path.
-            pending.extend(names_reversed(&target));
-            last = None;
-            continue;
-        }
-        done.push(&name);
-        if pending.is_empty() {
-            last = Some((fd, stat));
-        } else {
-            let fd = Rc::new(fd);
-            walked.insert(done.clone(), (fd.clone(), (stat.st_dev, stat.st_ino)));
-            current = Some(fd);
-        }
-    }
-    let (fd, stat) = match last {
-        Some(found) => found,
-        // The path ended on a folder reached by `..` or was `/` itself: open what `done` names.
-        None => {
-            let fd = super::grants::open_no_symlinks(&done, false)
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| format!("`{}` vanished while it was looked at", done.display()))?;
-            let stat =
-                rustix::fs::fstat(&fd).map_err(|e| format!("cannot stat `{}`: {e}", done.display()))?;
-            (fd, stat)
-        }
-    };
-    // The folders it was found through, `/` first.
-    let root_id =
-        rustix::fs::fstat(root).map(|s| (s.st_dev, s.st_ino)).map_err(|e| format!("cannot stat /: {e}"))?;
-    let mut ways = vec![root_id];
-    let mut above: Vec<(u64, u64)> =
-        done.ancestors().skip(1).filter_map(|a| walked.get(a).map(|(_, id)| *id)).collect();
-    above.reverse();
-    ways.extend(above);
-    let folder = FileType::from_raw_mode(stat.st_mode) == FileType::Directory;
-    Ok(Walked::Found { real: done, found: Found { fd, id: (stat.st_dev, stat.st_ino), folder, ways } })
-}
-
-/// `path`'s names, last first (so `pop` yields them in order).
-fn names_reversed(path: &Path) -> Vec<OsString> {
-    let mut names: Vec<OsString> = path
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(n) => Some(n.to_owned()),
-            Component::ParentDir => Some(OsString::from("..")),
-            _ => None,
-        })
-        .collect();
-    names.reverse();
-    names
-}
-
-/// A folder on the way to a hole that cannot be searched: a refusal when the caller owns it
-/// (its owner, the program, could open it again), else nothing is reachable beneath it.
-fn unsearchable(dir: &OwnedFd, path: &Path) -> Result<Walked, String> {
-    let owner = rustix::fs::fstat(dir).map(|s| s.st_uid).ok();
-    if owner == Some(rustix::process::geteuid().as_raw()) {
-        return Err(format!(
-            "cannot look inside `{}` (permission denied) for the protected paths beneath it; its owner, \
-             and so a program of the sandbox, could open it again, so lnk will not run without knowing \
-             what to keep out. Fix: `chmod u+rx {}`",
-            path.display(),
-            path.display()
-        ));
-    }
-    Ok(Walked::Missing)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,6 +190,14 @@ mod tests {
         Dir(dir)
     }
 
+    /// The holes `candidates` make in `grants` (the first `writable` of them write grants).
+    fn find_in(candidates: &[PathBuf], grants: &[&PathBuf], writable: usize) -> Result<Holes, String> {
+        let roots: Vec<&Path> = grants.iter().map(|g| g.as_path()).collect();
+        let search =
+            Search { candidates, everywhere: &Vec::new, roots: &roots, writable: &roots[..writable] };
+        find(&search)
+    }
+
     /// The holes, in the order of their paths, each with whether it was found.
     fn paths(holes: &[Hole]) -> Vec<(PathBuf, bool)> {
         let mut paths: Vec<(PathBuf, bool)> =
@@ -301,8 +213,8 @@ mod tests {
         std::fs::create_dir_all(home.join("proj/conf/s")).unwrap();
         let grant = home.clone();
         let holes =
-            find(&[home.join("proj/conf/s"), home.join("proj"), home.join("proj")], &[&grant]).unwrap();
-        assert_eq!(paths(&holes), vec![(home.join("proj"), true)]);
+            find_in(&[home.join("proj/conf/s"), home.join("proj"), home.join("proj")], &[&grant], 0).unwrap();
+        assert_eq!(paths(&holes.holes), vec![(home.join("proj"), true)]);
     }
 
     #[test]
@@ -316,9 +228,9 @@ mod tests {
         let write = home.join("proj");
         let grant = home.clone();
         // The person's stow-style `~/.ssh` in a writable home: its target is the secret.
-        let holes = find(&[home.join(".ssh"), home.join("proj/conf/s")], &[&grant, &write]).unwrap();
+        let found = find_in(&[home.join(".ssh"), home.join("proj/conf/s")], &[&write, &grant], 1).unwrap();
         assert_eq!(
-            paths(&holes),
+            paths(&found.holes),
             vec![
                 (home.join(".ssh"), false),
                 (home.join("dotfiles/ssh"), true),
@@ -326,11 +238,13 @@ mod tests {
                 (home.join("proj/other/s"), true),
             ]
         );
+        // The link inside the write grant is kept in place; `~/.ssh` is outside it.
+        assert_eq!(found.links, vec![home.join("proj/conf")]);
         // A link that leads to a grant (or above one) never makes it a hole.
         std::fs::remove_file(home.join("proj/conf")).unwrap();
         std::os::unix::fs::symlink("..", home.join("proj/conf")).unwrap();
-        let holes = find(&[home.join("proj/conf")], &[&grant, &write]).unwrap();
-        assert_eq!(paths(&holes), vec![(home.join("proj/conf"), false)]);
+        let found = find_in(&[home.join("proj/conf")], &[&write, &grant], 1).unwrap();
+        assert_eq!(paths(&found.holes), vec![(home.join("proj/conf"), false)]);
     }
 
     #[test]
@@ -341,13 +255,14 @@ mod tests {
         std::fs::create_dir_all(&home).unwrap();
         std::os::unix::fs::symlink(d.0.join("data/keys"), home.join(".ssh")).unwrap();
         let (read_home, read_data) = (home.clone(), d.0.join("data"));
-        let holes = find(&[home.join(".ssh")], &[&read_home, &read_data]).unwrap();
-        assert_eq!(paths(&holes), vec![(d.0.join("data/keys"), true), (home.join(".ssh"), false)]);
+        let found = find_in(&[home.join(".ssh")], &[&read_home, &read_data], 0).unwrap();
+        assert_eq!(paths(&found.holes), vec![(d.0.join("data/keys"), true), (home.join(".ssh"), false)]);
+        assert!(found.links.is_empty(), "no link in a write grant: {:?}", found.links);
         // A target that holds a grant is never a hole: a link cannot mask granted folders.
         std::fs::remove_file(home.join(".ssh")).unwrap();
         std::os::unix::fs::symlink(d.0.join("data"), home.join(".ssh")).unwrap();
-        let holes = find(&[home.join(".ssh")], &[&read_home, &read_data]).unwrap();
-        assert_eq!(paths(&holes), vec![(home.join(".ssh"), false)]);
+        let found = find_in(&[home.join(".ssh")], &[&read_home, &read_data], 0).unwrap();
+        assert_eq!(paths(&found.holes), vec![(home.join(".ssh"), false)]);
     }
 
     #[test]
@@ -357,8 +272,28 @@ mod tests {
         std::fs::create_dir_all(d.0.join("keys/k")).unwrap();
         std::os::unix::fs::symlink("../../keys", d.0.join("a/b/l")).unwrap();
         let grant = d.0.clone();
-        let holes = find(&[d.0.join("a/b/l/k")], &[&grant]).unwrap();
-        assert_eq!(paths(&holes), vec![(d.0.join("a/b/l/k"), false), (d.0.join("keys/k"), true)]);
+        let found = find_in(&[d.0.join("a/b/l/k")], &[&grant], 1).unwrap();
+        assert_eq!(paths(&found.holes), vec![(d.0.join("a/b/l/k"), false), (d.0.join("keys/k"), true)]);
+        assert_eq!(found.links, vec![d.0.join("a/b/l")]);
+    }
+
+    #[test]
+    fn every_link_of_a_chain_inside_a_write_grant_is_kept() {
+        // `~/.ssh` → `work/a/l/keys`, `work/a/l` → `../b`: both links are on the way, and the
+        // second, inside the write grant, is what a call could retarget for the next.
+        let d = scratch("chain");
+        let home = d.0.join("home");
+        std::fs::create_dir_all(home.join("work/a")).unwrap();
+        std::fs::create_dir_all(home.join("work/b/keys")).unwrap();
+        std::os::unix::fs::symlink("work/a/l/keys", home.join(".ssh")).unwrap();
+        std::os::unix::fs::symlink("../b", home.join("work/a/l")).unwrap();
+        let (read, write) = (home.clone(), home.join("work"));
+        let found = find_in(&[home.join(".ssh")], &[&write, &read], 1).unwrap();
+        assert_eq!(paths(&found.holes), vec![(home.join(".ssh"), false), (home.join("work/b/keys"), true)]);
+        assert_eq!(found.links, vec![home.join("work/a/l")]);
+        // With the whole home writable, both.
+        let found = find_in(&[home.join(".ssh")], &[&read], 1).unwrap();
+        assert_eq!(found.links, vec![home.join(".ssh"), home.join("work/a/l")]);
     }
 
     #[test]
@@ -376,7 +311,7 @@ mod tests {
         std::fs::create_dir_all(home.join(".ssh")).unwrap();
         std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o000)).unwrap();
         let grant = home.clone();
-        let err = find(&[home.join(".ssh")], &[&grant]).unwrap_err();
+        let err = find_in(&[home.join(".ssh")], &[&grant], 0).unwrap_err();
         std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
         assert!(err.contains(&format!("`chmod u+rx {}`", home.display())), "{err}");
     }

@@ -35,11 +35,14 @@ pub mod capabilities;
 pub mod elf;
 pub mod grants;
 pub mod holes;
+pub mod mounts;
 #[cfg(test)]
 mod oracle;
 pub mod parts;
 mod rules;
 pub mod seccomp;
+pub mod trusted;
+pub mod walk;
 pub mod world;
 
 use std::collections::HashSet;
@@ -145,6 +148,9 @@ pub struct SandboxRequest<'a> {
     pub protected: &'a [PathBuf],
     /// The caller's home folder (`HOME`).
     pub home: &'a Path,
+    /// The sandbox file the call was made from, if any: no write grant may reach it (see
+    /// [`trusted`]), nor lnk itself.
+    pub sandbox_file: Option<&'a Path>,
 }
 
 /// What was enforced, for the report.
@@ -207,6 +213,7 @@ impl Sandbox {
     /// filter. Starts nothing.
     pub fn prepare(req: &SandboxRequest<'_>, kernel: &KernelSupport) -> Result<Sandbox, Refusal> {
         check_kernel(kernel)?;
+        refuse_unless_normal(req)?;
         let (mode, mode_reason) = kernel.world.clone();
         // The file tool starts nothing and connects nowhere: it never gets a network, whatever
         // `[internet] tools` says.
@@ -225,13 +232,17 @@ impl Sandbox {
 
         let mut exec_files = ExecFiles::default();
         let (program_path, program_fd) = resolve_program(req, &mut exec_files)?;
-        let holes = rules::holes(req, std::slice::from_ref(&base))?;
-        // Test builds can leave Landlock's holes out, to show the masks alone keep them closed.
+        let found = rules::holes(req, std::slice::from_ref(&base))?;
+        let holes = &found.holes;
+        // Landlock cuts around the holes and the links kept on the way to them (their folders
+        // may then only be listed, so no call can replace one). Test builds can leave Landlock's
+        // holes out, to show the masks and pins alone keep them closed.
         let (cut, aliases): (Vec<PathBuf>, HashSet<(u64, u64)>) = match layer_off("landlock-holes") {
             true => Default::default(),
-            false => {
-                (holes.iter().map(|h| h.path.clone()).collect(), holes.iter().flat_map(Hole::ways).collect())
-            }
+            false => (
+                holes.iter().map(|h| h.path.clone()).chain(found.links.iter().cloned()).collect(),
+                holes.iter().flat_map(Hole::ways).collect(),
+            ),
         };
 
         let mut missing_grants = Vec::new();
@@ -341,7 +352,8 @@ impl Sandbox {
                     read_roots: &borrowed(&read_roots),
                     tmp: (tmp_path, tmp_fd),
                     any_program,
-                    holes: &holes,
+                    holes,
+                    links: &found.links,
                     masks: !layer_off("masks"),
                 };
                 Some(World::new(&plan).map_err(Refusal::kernel)?)
@@ -354,12 +366,12 @@ impl Sandbox {
             _ => req.private_tmp.to_owned(),
         };
         let (home, home_is_temporary) = program_home(req, &tmp_dir);
-        let (start, move_to) = start_folder(&holes, world.as_mut(), &home, &tmp_dir)?;
+        let (start, move_to) = start_folder(holes, world.as_mut(), &home, &tmp_dir)?;
         // Without the own world, the program's metadata calls are held for the helper, which
         // performs them beneath the write grants (see `crate::notify`). The file tool's own code
         // needs none held.
         let notify = match (&world, req.flags.tool) {
-            (None, Tool::Run) => Some(notify_plan(req, &write_roots, &holes, door.as_ref())?),
+            (None, Tool::Run) => Some(notify_plan(req, &write_roots, holes, door.as_ref())?),
             _ => None,
         };
         // Every grant is cut around the holes in it, in both modes: Landlock's rules belong to
@@ -533,10 +545,27 @@ impl Sandbox {
     }
 }
 
+/// Refuses unless every path of the request has its one normal spelling (see
+/// [`crate::paths::normal`]): grants, holes and folders are compared name by name and, in the
+/// cut, byte by byte, and two spellings of one folder would look unrelated there. The callers
+/// normalise what they are given (`HOME`, `TMPDIR`, the flags); this is the check that they did.
+fn refuse_unless_normal(req: &SandboxRequest<'_>) -> Result<(), Refusal> {
+    let flags = req.flags;
+    let paths = flags.read.iter().chain(&flags.write).chain(&flags.deny).chain(req.protected);
+    let mut paths = paths.map(PathBuf::as_path).chain([req.home, req.private_tmp]);
+    match paths.find(|p| crate::paths::normal(p).is_none_or(|n| n.as_os_str() != p.as_os_str())) {
+        Some(odd) => Err(Refusal::kernel(format!(
+            "`{}` is not spelled as an absolute path without `.`, `..`, `//` or a final `/`; lnk compares paths in that one spelling only, so it will not run (a bug of lnk's: please report it)",
+            odd.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Refuses a write grant over the agent's records or over lnk's private tmp base (`base`), where
-/// a program could forge a record or reach other calls' tmp folders.
+/// a program could forge a record or reach other calls' tmp folders, or over what the next call
+/// trusts (lnk itself, the sandbox file: see [`trusted`]).
 fn refuse_write_grants_over(req: &SandboxRequest<'_>, base: &Path) -> Result<(), Refusal> {
-    let own = if req.flags.write.is_empty() { None } else { own_folder() };
     for write in &req.flags.write {
         if let Some(records) = req.protected.iter().find(|p| overlaps(write, p)) {
             return Err(Refusal::refused(format!(
@@ -552,21 +581,13 @@ fn refuse_write_grants_over(req: &SandboxRequest<'_>, base: &Path) -> Result<(),
                 base.display()
             )));
         }
-        if let Some(own) = own.as_ref().filter(|own| own.starts_with(write)) {
-            return Err(Refusal::refused(format!(
-                "the write grant `{}` holds `{}`, where the lnk that runs this call lies; a program could replace lnk there and run unconfined at the next call. Install lnk outside the write grants (`/usr/local/bin`), or narrow the grant",
-                write.display(),
-                own.display()
-            )));
-        }
     }
-    Ok(())
-}
-
-/// The folder of the executable that runs (lnk, or `lnk-link-run`'s supervisor): a write grant
-/// over it would let a program replace what runs the next call.
-fn own_folder() -> Option<PathBuf> {
-    std::fs::read_link("/proc/self/exe").ok()?.parent().map(Path::to_owned)
+    // lnk itself and the sandbox file: what the next call runs and grants.
+    let mut files = trusted::own_paths();
+    if let Some(path) = req.sandbox_file {
+        files.push(trusted::Trusted { path: path.to_owned(), what: "the sandbox file" });
+    }
+    trusted::refuse_write_grants_over(&files, &req.flags.write)
 }
 
 /// Where the program starts (see [`StartFolder`]): the caller's working folder, unless it lies
@@ -775,6 +796,33 @@ mod tests {
             pidfd: none(),
             openat2: none(),
             world: (WorldMode::LandlockOnly, None),
+        }
+    }
+
+    #[test]
+    fn a_path_in_another_spelling_is_refused_not_compared() {
+        let flags = SandboxFlags {
+            tool: Tool::Run,
+            commands: Commands::Listed(vec!["sh".into()]),
+            read: vec![PathBuf::from("/home/ann")],
+            write: Vec::new(),
+            deny: Vec::new(),
+            internet: None,
+            timeout_secs: 10,
+            output_chars: 100,
+        };
+        let req = |home: &'static str| SandboxRequest {
+            flags: &flags,
+            program: "sh",
+            private_tmp: Path::new("/tmp/lnk-1/call-1"),
+            protected: &[],
+            home: Path::new(home),
+            sandbox_file: None,
+        };
+        assert!(refuse_unless_normal(&req("/home/ann")).is_ok());
+        for odd in ["/home/ann/", "/home//ann", "/home/ann/.", "/home/x/../ann"] {
+            let r = refuse_unless_normal(&req(odd)).unwrap_err();
+            assert!(r.message.contains(odd), "{}", r.message);
         }
     }
 

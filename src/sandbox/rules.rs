@@ -10,7 +10,7 @@ use landlock::{AccessFs, BitFlags, PathBeneath, RulesetCreated, RulesetCreatedAt
 
 use super::grants;
 pub(super) use super::grants::Kind;
-use super::holes::Hole;
+use super::holes::Holes;
 use super::{PINNED_ABI, Refusal, SandboxRequest};
 
 /// Adds a grant's rules: the whole folder, or, when holes lie in it, the folder around them (see
@@ -51,9 +51,10 @@ pub(super) fn add_around(
 
 /// The holes to cut in this call's grants (see [`crate::protected`] and [`super::holes`]): the
 /// file's `deny`, the protected set where it lies in a grant, the agent's records and lnk's
-/// private tmp base (`extra_protected`), and as root the system's secret files. A grant inside a
+/// private tmp base (`extra_protected`), and as root the system's secret files; and the other
+/// names bind mounts give any of them inside what the program may reach. A grant inside a
 /// denied path is refused: `deny` must not lose to a grant silently.
-pub(super) fn holes(req: &SandboxRequest<'_>, extra_protected: &[PathBuf]) -> Result<Vec<Hole>, Refusal> {
+pub(super) fn holes(req: &SandboxRequest<'_>, extra_protected: &[PathBuf]) -> Result<Holes, Refusal> {
     let grants: Vec<&PathBuf> = req.flags.read.iter().chain(&req.flags.write).collect();
     if let Some((grant, denied)) = crate::protected::grant_in_denied(&req.flags.deny, &grants) {
         return Err(Refusal::refused(format!(
@@ -64,8 +65,19 @@ pub(super) fn holes(req: &SandboxRequest<'_>, extra_protected: &[PathBuf]) -> Re
     }
     let protected: Vec<PathBuf> = req.protected.iter().chain(extra_protected).cloned().collect();
     let as_root = rustix::process::geteuid().is_root();
-    let candidates = crate::protected::call_holes(&req.flags.deny, req.home, &grants, &protected, as_root);
-    super::holes::find(&candidates, &grants).map_err(Refusal::kernel)
+    let deny = &req.flags.deny;
+    let candidates = crate::protected::call_holes(deny, req.home, &grants, &protected, as_root);
+    let everywhere = || crate::protected::never_granted(deny, req.home, &grants, &protected, as_root);
+    let mut roots: Vec<&Path> = grants.iter().map(|g| g.as_path()).collect();
+    roots.extend(super::SYSTEM_READ.iter().map(Path::new));
+    let writable: Vec<&Path> = req.flags.write.iter().map(PathBuf::as_path).collect();
+    let search = super::holes::Search {
+        candidates: &candidates,
+        everywhere: &everywhere,
+        roots: &roots,
+        writable: &writable,
+    };
+    super::holes::find(&search).map_err(Refusal::kernel)
 }
 
 pub(super) fn borrowed(roots: &[(PathBuf, OwnedFd)]) -> Vec<(PathBuf, &OwnedFd)> {

@@ -173,7 +173,7 @@ const CACHE_NAME: &str = "world";
 /// The private tmp base and the key of this boot, user namespace and uid.
 fn cache_place() -> Option<(OwnedFd, String)> {
     let uid = rustix::process::geteuid().as_raw();
-    let base = std::env::temp_dir().join(format!("lnk-{uid}"));
+    let base = crate::private_tmp::base_path(uid).ok()?;
     let _ = rustix::fs::mkdir(&base, Mode::from_raw_mode(0o700));
     let base = crate::private_tmp::open_private_base(&base, uid).ok()?;
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
@@ -284,6 +284,8 @@ pub struct Plan<'a> {
     pub any_program: bool,
     /// The holes in the grants, as found (see [`super::holes`]).
     pub holes: &'a [Hole],
+    /// The links on the way to a hole inside a write grant: each pinned where it is.
+    pub links: &'a [PathBuf],
     /// Whether each layer is made: always, but for the tests that show the other holds alone.
     pub masks: bool,
 }
@@ -305,9 +307,14 @@ pub struct World {
     /// Holes in the grants (see [`crate::protected`]) that exist: each covered by an empty,
     /// read-only folder or file made in the world itself (see [`World::enter`]).
     masks: Vec<Mask>,
-    /// The folders between a write grant and a hole inside it, outermost first: each bound onto
-    /// itself, so `rename` refuses to move it (`EBUSY`) and a hole keeps its name.
+    /// The folders between a write grant and a hole inside it, or a link on the way to one,
+    /// outermost first: each bound onto itself, so `rename` refuses to move it (`EBUSY`) and a
+    /// hole keeps its name.
     pins: Vec<KnownFolder>,
+    /// The links on the way to a hole inside a write grant (see [`super::holes::Holes::links`]):
+    /// each bound onto itself, so neither `unlink` nor `rename` moves it (`EBUSY`), and no call
+    /// can retarget it for the next.
+    link_pins: Vec<KnownFolder>,
     /// As root: the top-level files of `/proc` only root may read (see
     /// [`crate::protected::root_only_proc_files`]), each masked in the world's own `/proc`.
     proc_masks: Vec<CString>,
@@ -411,6 +418,7 @@ impl World {
             covered,
             masks: Vec::new(),
             pins: Vec::new(),
+            link_pins: Vec::new(),
             proc_masks: Vec::new(),
             proc_mask_clones: Vec::new(),
             start: None,
@@ -444,6 +452,18 @@ impl World {
     /// to override the mode), and nothing is written.
     fn plan_masks(&mut self, plan: &Plan<'_>, private_tmp: &Path) -> Result<(), String> {
         let mut pins: Vec<PathBuf> = Vec::new();
+        // The folders between the write grant that holds `path` and `path`, each pinned.
+        let mut pin_folders_to = |path: &Path| {
+            for (root, _) in plan.write_roots.iter().filter(|(w, _)| path.starts_with(w)) {
+                let mut folder = path.parent();
+                while let Some(f) = folder.filter(|f| f.starts_with(root) && f != root) {
+                    if !pins.iter().any(|p| p == f) {
+                        pins.push(f.to_owned());
+                    }
+                    folder = f.parent();
+                }
+            }
+        };
         for hole in plan.holes {
             let Some(found) = &hole.found else { continue };
             if private_tmp.starts_with(&hole.path) || !self.shows(&hole.path) {
@@ -453,15 +473,18 @@ impl World {
                 target: KnownFolder { path: relative_cstring(&hole.path)?, id: found.id },
                 folder: found.folder,
             });
-            for (root, _) in plan.write_roots.iter().filter(|(w, _)| hole.path.starts_with(w)) {
-                let mut folder = hole.path.parent();
-                while let Some(f) = folder.filter(|f| f.starts_with(root) && f != root) {
-                    if !pins.iter().any(|p| p == f) {
-                        pins.push(f.to_owned());
-                    }
-                    folder = f.parent();
-                }
+            pin_folders_to(&hole.path);
+        }
+        for link in plan.links {
+            if !self.shows(link) {
+                continue;
             }
+            let fd = rustix::fs::open(link, OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
+                .map_err(|e| {
+                    format!("cannot open the link `{}` on the way to a protected path: {e}", link.display())
+                })?;
+            self.link_pins.push(KnownFolder::new(link, &fd)?);
+            pin_folders_to(link);
         }
         // Outermost first: an inner pin is made through the outer one's mount.
         pins.sort_by_key(|p| p.components().count());
@@ -589,6 +612,11 @@ impl World {
             let mount = clone(&open_verified(&root, pin)?)?;
             put(&mount, &open_verified(&root, pin)?)?;
         }
+        // The links on the way to a hole, each bound onto itself through the pins above.
+        for link in &self.link_pins {
+            let mount = clone(&open_verified_any(&root, link)?)?;
+            put(&mount, &open_verified_any(&root, link)?)?;
+        }
         // The holes, each found again by its path and checked to be what the helper saw.
         for (mask, mount) in self.masks.iter().zip(&self.mask_clones) {
             let target = if mask.folder {
@@ -713,13 +741,13 @@ fn make_folders(root: &OwnedFd, path: &[u8]) -> Result<OwnedFd, &'static str> {
     Ok(dir)
 }
 
-/// Opens a file or folder beneath `/` without following links, and checks it is the one the
-/// helper saw.
+/// Opens a file, folder or link (itself) beneath `/` without following links, and checks it is
+/// the one the helper saw.
 fn open_verified_any(root: &OwnedFd, known: &KnownFolder) -> Result<OwnedFd, &'static str> {
     let how = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-    let fd =
-        rustix::fs::openat2(root, known.path.as_c_str(), OFlags::PATH | OFlags::CLOEXEC, Mode::empty(), how)
-            .map_err(|_| "cannot open a protected path in the call's mount namespace")?;
+    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat2(root, known.path.as_c_str(), flags, Mode::empty(), how)
+        .map_err(|_| "cannot open a protected path in the call's mount namespace")?;
     let stat = rustix::fs::fstat(&fd).map_err(|_| "cannot stat a protected path")?;
     if (stat.st_dev, stat.st_ino) != known.id {
         return Err("a protected path changed between the helper's check and the mount namespace");

@@ -548,3 +548,52 @@ pub fn xattr_absent(path: &Path) -> bool {
     let n = unsafe { libc::getxattr(c.as_ptr(), c"user.lnk".as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
     n < 0
 }
+
+/// `cmd`, run with each `(source, target)` of `binds` bind-mounted first, in a mount namespace
+/// of its own (nothing of it reaches the host's mounts): as root, a new mount namespace; as an
+/// ordinary user, a user namespace of its own whose root makes the mounts and which then runs
+/// `cmd` as the user again (a nested user namespace mapping the user to itself), so lnk runs as
+/// that user would, among mounts an administrator made. `None` where such namespaces cannot be
+/// made (outside CI).
+pub fn with_binds(binds: &[(&Path, &Path)], cmd: &Command) -> Option<Command> {
+    let root = rustix::process::geteuid().is_root();
+    let probe = match root {
+        true => Command::new("unshare").args(["-m", "true"]).status(),
+        false => Command::new("unshare")
+            .args(["-rm", "unshare", "-U", "--map-user=1", "--map-group=1", "true"])
+            .status(),
+    };
+    if !require(
+        probe.is_ok_and(|s| s.success()),
+        "mount namespaces (to bind-mount as an administrator would)",
+    ) {
+        return None;
+    }
+    let script =
+        r#"while [ "$1" != -- ]; do mount --bind "$1" "$2" || exit 97; shift 2; done; shift; exec "$@""#;
+    let mut c = Command::new("unshare");
+    match root {
+        true => c.args(["-m", "--propagation", "private"]),
+        false => c.args(["-rm", "--propagation", "private"]),
+    };
+    c.args(["sh", "-c", script, "sh"]);
+    for (source, target) in binds {
+        c.arg(source).arg(target);
+    }
+    c.arg("--");
+    if !root {
+        let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
+        c.args(["unshare", "-U", &format!("--map-user={uid}"), &format!("--map-group={gid}"), "--"]);
+    }
+    c.arg(cmd.get_program()).args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        c.current_dir(dir);
+    }
+    Some(c)
+}
