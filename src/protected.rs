@@ -127,19 +127,25 @@ pub fn root_only_proc_files() -> Vec<std::ffi::OsString> {
     names
 }
 
-/// The system's secret files on this computer: [`IN_SYSTEM`] and the host's private SSH keys.
+/// The system's secret files on this computer: [`IN_SYSTEM`] and the host's private SSH keys
+/// (looked for once a process).
 pub fn system_secrets() -> Vec<PathBuf> {
-    let mut secrets: Vec<PathBuf> = IN_SYSTEM.iter().map(PathBuf::from).collect();
-    if let Ok(entries) = std::fs::read_dir("/etc/ssh") {
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            if name.starts_with("ssh_host_") && name.ends_with("_key") {
-                secrets.push(entry.path());
+    static FOUND: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let mut secrets: Vec<PathBuf> = IN_SYSTEM.iter().map(PathBuf::from).collect();
+            if let Ok(entries) = std::fs::read_dir("/etc/ssh") {
+                for entry in entries.flatten() {
+                    let name = entry.file_name();
+                    let name = name.to_string_lossy();
+                    if name.starts_with("ssh_host_") && name.ends_with("_key") {
+                        secrets.push(entry.path());
+                    }
+                }
             }
-        }
-    }
-    secrets
+            secrets
+        })
+        .clone()
 }
 
 /// The built-in protected paths for `home` that are holes in `grants` (see [`protected_holes`]).
@@ -204,11 +210,10 @@ pub fn call_holes(
     holes
 }
 
-/// Every path no grant opens for this call, for telling a refusal apart from a missing grant
+/// Every path no grant opens, for telling a refusal apart from a missing grant
 /// ([`crate::denials`]): the holes the grants were cut around ([`call_holes`]), and the
-/// protected set wherever it lies, inside a grant or not (the agent's records, the home's
-/// secrets, as root the system's), except where a grant names the path or one beneath it. A
-/// denial in one of these never offers a grant.
+/// protected set wherever it lies ([`beyond_grants`]). A denial in one of these never offers a
+/// grant.
 pub fn never_granted(
     deny: &[PathBuf],
     home: &Path,
@@ -217,14 +222,22 @@ pub fn never_granted(
     as_root: bool,
 ) -> Vec<PathBuf> {
     let mut paths = call_holes(deny, home, grants, protected, as_root);
+    paths.extend(beyond_grants(home, grants, protected, as_root));
+    paths
+}
+
+/// The protected set wherever it lies, inside a grant or not (the agent's records, the home's
+/// secrets, as root the system's), except where a grant names the path or one beneath it: what
+/// a link or a bind mount could show inside a grant by another name.
+pub fn beyond_grants(home: &Path, grants: &[&PathBuf], protected: &[PathBuf], as_root: bool) -> Vec<PathBuf> {
     let mut all: Vec<PathBuf> = IN_HOME.iter().map(|rel| home.join(rel)).collect();
     all.extend(protected.iter().cloned());
     if as_root {
         all.extend(system_secrets());
     }
     let opened = |p: &Path| grants.iter().any(|g| g.starts_with(p));
-    paths.extend(all.into_iter().filter(|p| !opened(p)));
-    paths
+    all.retain(|p| !opened(p));
+    all
 }
 
 /// The inputs of [`never_granted`], kept to find it when it is first needed (a held call the

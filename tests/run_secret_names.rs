@@ -104,6 +104,10 @@ fn a_secret_bound_again_inside_a_grant_stays_closed_there() {
     for grants in [
         format!("read = [\"{d}\"]\nwrite = [\"{d}/data/w\"]"),
         format!("read = [\"{d}/data\"]\nwrite = [\"{d}/data/w\"]"),
+        // The aliases granted by their own names.
+        format!(
+            "read = [\"{d}/data/alias\", \"{d}/data/k\", \"{d}/data/up\"]\nwrite = [\"{d}/data/w/alias\"]"
+        ),
     ] {
         let policy = s.file(
             "sb.toml",
@@ -237,6 +241,44 @@ fn a_link_in_a_chain_to_a_secret_cannot_be_retargeted_for_the_next_call() {
 }
 
 #[test]
+fn a_secret_named_outside_every_grant_stays_closed_where_its_link_leads_inside_one() {
+    // No grant holds the home; its `.ssh` and a denied folder are links into the granted
+    // `data` (one relative, through a link of its own inside the write grant).
+    let s = Scratch::new_in(Path::new("/var/tmp"), "outside-link");
+    let home = s.join("home");
+    plant_home(&home);
+    std::fs::remove_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(s.join("data/keys")).unwrap();
+    std::fs::create_dir_all(s.join("data/w/real")).unwrap();
+    std::fs::write(s.join("data/keys/id"), "SECRET-outside").unwrap();
+    std::fs::write(s.join("data/w/real/p"), "SECRET-denied-outside").unwrap();
+    std::os::unix::fs::symlink(s.join("data/keys"), home.join(".ssh")).unwrap();
+    std::fs::remove_dir_all(home.join("private")).unwrap();
+    std::os::unix::fs::symlink("../data/w/l", home.join("private")).unwrap();
+    std::os::unix::fs::symlink("real", s.join("data/w/l")).unwrap();
+    let d = s.path.display();
+    let policy = s.file(
+        "sb.toml",
+        format!(
+            "commands = [\"sh\", \"cat\", \"ln\"]\n[files]\nread = [\"{d}/data\"]\nwrite = [\"{d}/data/w\"]\ndeny = [\"~/private\"]\n"
+        ),
+    );
+    let script = format!(
+        "ln -sfn elsewhere {d}/data/w/l 2>/dev/null; cat {d}/data/keys/id {d}/data/w/real/p 2>/dev/null; echo done"
+    );
+    for way in ways() {
+        let r = Report::from(run(&mut call(&home, &policy, &s.path, way, &["sh", "-c", &script])));
+        assert_closed(&r, &format!("{way:?}"));
+        assert_eq!(
+            std::fs::read_link(s.join("data/w/l")).ok(),
+            Some(PathBuf::from("real")),
+            "{way:?}: {}",
+            r.raw
+        );
+    }
+}
+
+#[test]
 fn a_sandbox_file_inside_a_write_grant_is_refused_before_anything_runs() {
     let s = Scratch::new_in(Path::new("/var/tmp"), "policy-in-grant");
     let home = s.join("home");
@@ -336,6 +378,25 @@ fn lnk_called_by_a_path_through_a_write_grant_is_refused_before_anything_runs() 
         }
     }
     assert_eq!(std::fs::read(tools.join("lnk")).unwrap(), std::fs::read(lnk_bin()).unwrap());
+    // lnk-link-run's start, by a copy inside the grant: refused before anything is recorded.
+    std::fs::copy(link_run_bin(), tools.join("lnk-link-run")).unwrap();
+    let agent_dir = s.join("agent");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    let out = run(Command::new(tools.join("lnk-link-run"))
+        .env("HOME", &home)
+        .current_dir(&home)
+        .args(["start", "--json", "--agent-dir"])
+        .arg(&agent_dir)
+        .arg("--files-dir")
+        .arg(home.join("Link/Files"))
+        .arg("--file")
+        .arg(&policy)
+        .args(["--", "sh", "-c", &replace]));
+    assert_eq!(out.status.code(), Some(126), "{}", stdout(&out));
+    assert!(stdout(&out).contains("the lnk that runs this call"), "{}", stdout(&out));
+    let records = std::fs::read_dir(agent_dir.join("runs")).into_iter().flatten().flatten();
+    let names: Vec<String> = records.map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    assert!(!names.iter().any(|n| n.ends_with(".toml") || n.ends_with(".lock")), "a record: {names:?}");
     // Called from outside every write grant, the same call runs.
     let r = Report::from(run(&mut by_path(&lnk_bin(), &home, None)));
     assert_eq!(r.code, Some(0), "{}", r.raw);

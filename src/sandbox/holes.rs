@@ -75,9 +75,8 @@ pub struct Holes {
 pub struct Search<'a> {
     /// The holes in the grants, before links are followed (absolute, normal).
     pub candidates: &'a [PathBuf],
-    /// Every path no grant opens, in a grant or not ([`crate::protected::never_granted`]),
-    /// found only when the mount table has other names to look for: where a bind mount shows
-    /// one inside a grant, that name is a hole too.
+    /// The protected set wherever it lies, in a grant or not ([`crate::protected::beyond_grants`]):
+    /// where a link or a bind mount shows one inside a grant by another name, that is a hole too.
     pub everywhere: &'a dyn Fn() -> Vec<PathBuf>,
     /// What the program may reach: its grants and the system's folders. A link's target there
     /// is a hole (unless it is or holds one of these), and so is another name of a secret.
@@ -90,24 +89,43 @@ pub struct Search<'a> {
 /// folder the caller owns cannot be searched, or when the mount table cannot be read.
 pub fn find(search: &Search<'_>) -> Result<Holes, String> {
     let mut finder = Finder { search, walked: Folders::new(), seen: HashSet::new(), found: Holes::default() };
-    let table = MountTable::read()?;
+    let table = MountTable::of_this_process()?;
     let aliases = table.has_aliases_within(search.roots);
     for candidate in search.candidates {
         finder.add(candidate)?;
     }
+    // Every secret, in a grant or not: where its name leads through links, when that is inside
+    // what the program may reach (a home no grant holds, whose `~/.ssh` is a link into a
+    // grant); and with bind mounts about, its other names there.
+    let mut others: Vec<PathBuf> = Vec::new();
+    let mut everywhere = (search.everywhere)();
     if aliases {
-        // Each secret's other names inside what the program may reach, from where its path
-        // leads (through links) or would lead.
-        let mut others: Vec<PathBuf> = Vec::new();
-        for path in (search.everywhere)().iter().chain(search.candidates) {
-            let walk = walk(path, &mut finder.walked, true)?;
-            let (Some(real), Some(mount)) = (walk.real, walk.mount) else { continue };
+        everywhere.extend(search.candidates.iter().cloned());
+    }
+    for path in everywhere {
+        if finder.seen.contains(&path) && !aliases {
+            continue;
+        }
+        let walk = walk(&path, &mut finder.walked, aliases)?;
+        let through_links = !walk.links.is_empty();
+        finder.keep_links(walk.links);
+        let Some(real) = walk.real else { continue };
+        if let Some(mount) = walk.mount {
             let reachable = |p: &PathBuf| search.roots.iter().any(|r| p.starts_with(r));
-            others.extend(table.other_paths(&real, mount).into_iter().filter(reachable));
+            let names: Vec<PathBuf> = table.other_paths(&real, mount).into_iter().filter(reachable).collect();
+            if !names.is_empty() {
+                // Landlock's rules belong to the files, not the names: a grant of another name
+                // would open this one too, so the own world masks it here as well.
+                others.push(real.clone());
+            }
+            others.extend(names);
         }
-        for other in others {
-            finder.add(&other)?;
+        if let (true, Some(found)) = (through_links, walk.found) {
+            finder.add_target(real, found);
         }
+    }
+    for other in others {
+        finder.add(&other)?;
     }
     let Holes { holes, mut links } = finder.found;
     links.sort();
@@ -130,26 +148,36 @@ impl Finder<'_> {
             return Ok(());
         }
         let walk = walk(candidate, &mut self.walked, false)?;
-        let writable = self.search.writable;
-        self.found.links.extend(walk.links.into_iter().filter(|l| writable.iter().any(|w| l.starts_with(w))));
+        self.keep_links(walk.links);
         match (walk.real, walk.found) {
             (Some(real), Some(found)) if real == candidate => {
                 self.found.holes.push(Hole { path: real, found: Some(found) })
             }
             (Some(real), Some(found)) => {
-                // Through a link: the name is cut, and where it leads is as secret as the name,
-                // when that lies in what the program may reach and holds none of it.
+                // Through a link: the name is cut, and where it leads is as secret as the name.
                 self.found.holes.push(Hole { path: candidate.to_owned(), found: None });
-                let roots = self.search.roots;
-                let in_reach = roots.iter().any(|g| real.starts_with(g) && real != *g);
-                let holds_root = roots.iter().any(|g| g.starts_with(&real));
-                if in_reach && !holds_root {
-                    self.found.holes.push(Hole { path: real, found: Some(found) });
-                }
+                self.add_target(real, found);
             }
             _ => self.found.holes.push(Hole { path: candidate.to_owned(), found: None }),
         }
         Ok(())
+    }
+
+    /// Where a secret's name leads through links is a hole when it lies in what the program may
+    /// reach and holds none of it (a link never moves a hole onto granted folders).
+    fn add_target(&mut self, real: PathBuf, found: Found) {
+        let roots = self.search.roots;
+        let in_reach = roots.iter().any(|g| real.starts_with(g) && real != *g);
+        let holds_root = roots.iter().any(|g| g.starts_with(&real));
+        if in_reach && !holds_root && self.seen.insert(real.clone()) {
+            self.found.holes.push(Hole { path: real, found: Some(found) });
+        }
+    }
+
+    /// Keeps the links of a walk that lie inside a write grant.
+    fn keep_links(&mut self, links: Vec<PathBuf>) {
+        let writable = self.search.writable;
+        self.found.links.extend(links.into_iter().filter(|l| writable.iter().any(|w| l.starts_with(w))));
     }
 }
 
@@ -275,6 +303,23 @@ mod tests {
         let found = find_in(&[d.0.join("a/b/l/k")], &[&grant], 1).unwrap();
         assert_eq!(paths(&found.holes), vec![(d.0.join("a/b/l/k"), false), (d.0.join("keys/k"), true)]);
         assert_eq!(found.links, vec![d.0.join("a/b/l")]);
+    }
+
+    #[test]
+    fn a_secret_named_outside_every_grant_is_a_hole_where_it_leads_inside_one() {
+        // No grant holds the home, but its `.ssh` is a link into a granted folder.
+        let d = scratch("outside");
+        let home = d.0.join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(d.0.join("data/keys")).unwrap();
+        std::os::unix::fs::symlink(d.0.join("data/keys"), home.join(".ssh")).unwrap();
+        let data = d.0.join("data");
+        let roots = [data.as_path()];
+        let everywhere = || vec![home.join(".ssh"), home.join(".aws")];
+        let search = Search { candidates: &[], everywhere: &everywhere, roots: &roots, writable: &roots };
+        let found = find(&search).unwrap();
+        assert_eq!(paths(&found.holes), vec![(d.0.join("data/keys"), true)]);
+        assert!(found.links.is_empty(), "the link is outside the write grant: {:?}", found.links);
     }
 
     #[test]

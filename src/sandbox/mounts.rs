@@ -39,13 +39,19 @@ pub struct MountTable {
 }
 
 impl MountTable {
-    /// Reads `/proc/self/mountinfo`. An error (no `/proc`) is returned: without the table lnk
-    /// cannot know a secret's other names, so the call is refused rather than run blind.
-    pub fn read() -> Result<MountTable, String> {
-        let text = std::fs::read("/proc/self/mountinfo").map_err(|e| {
+    /// The mounts this process sees: `/proc/self/mountinfo`, read once a process (a launch
+    /// looks at its holes and at what the next call trusts, before anything runs). An error
+    /// (no `/proc`) is returned: without the table lnk cannot know a secret's other names, so
+    /// the call is refused rather than run blind.
+    pub fn of_this_process() -> Result<&'static MountTable, String> {
+        static TABLE: std::sync::OnceLock<MountTable> = std::sync::OnceLock::new();
+        if let Some(table) = TABLE.get() {
+            return Ok(table);
+        }
+        let text = read_whole("/proc/self/mountinfo").map_err(|e| {
             format!("cannot read /proc/self/mountinfo to find bind mounts of protected paths: {e}")
         })?;
-        Ok(MountTable::parse(&text))
+        Ok(TABLE.get_or_init(|| MountTable::parse(&text)))
     }
 
     /// Parses mountinfo's text; a line that does not parse is left out (the kernel writes none).
@@ -83,6 +89,23 @@ impl MountTable {
             }
         }
         paths
+    }
+}
+
+/// A `/proc` file, whole: in reads of 16 KiB (the kernel makes its text afresh at each read, so
+/// few large reads are cheaper than `std::fs::read`'s growing ones from 32 bytes).
+fn read_whole(path: &str) -> Result<Vec<u8>, rustix::io::Errno> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
+    let mut text = Vec::new();
+    let mut chunk = vec![0u8; 16 * 1024];
+    loop {
+        match rustix::io::read(&fd, &mut chunk) {
+            Ok(0) => return Ok(text),
+            Ok(n) => text.extend_from_slice(&chunk[..n]),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
     }
 }
 
@@ -205,7 +228,7 @@ broken line
 
     #[test]
     fn this_process_finds_its_own_mount() {
-        let table = MountTable::read().unwrap();
+        let table = MountTable::of_this_process().unwrap();
         let root = rustix::fs::open("/", rustix::fs::OFlags::PATH, rustix::fs::Mode::empty()).unwrap();
         let id = mount_id(&root).unwrap();
         assert!(table.mounts.iter().any(|m| m.id == id && m.point == Path::new("/")));

@@ -30,12 +30,12 @@ pub struct Trusted {
 pub fn own_paths() -> Vec<Trusted> {
     let mut paths = Vec::new();
     let what = "the lnk that runs this call";
-    if let Some(called) = crate::sys::exec_path() {
-        paths.push(Trusted { path: PathBuf::from(called), what });
+    let image = std::fs::read_link("/proc/self/exe").ok();
+    // Called by the path of its image itself (the usual case), one walk does.
+    if let Some(called) = crate::sys::exec_path().map(PathBuf::from).filter(|c| Some(c) != image.as_ref()) {
+        paths.push(Trusted { path: called, what });
     }
-    if let Ok(image) = std::fs::read_link("/proc/self/exe") {
-        paths.push(Trusted { path: image, what });
-    }
+    paths.extend(image.map(|path| Trusted { path, what }));
     paths
 }
 
@@ -78,7 +78,7 @@ pub fn reached_by_write_grants(trusted: &[Trusted], write: &[PathBuf]) -> Result
         return Ok(None);
     }
     let roots: Vec<&Path> = write.iter().map(PathBuf::as_path).collect();
-    let table = MountTable::read()?;
+    let table = MountTable::of_this_process()?;
     let aliases = table.has_aliases_within(&roots);
     let mut walked = Folders::new();
     for (index, file) in trusted.iter().enumerate() {
