@@ -778,3 +778,23 @@ pub fn exec_path() -> Option<std::ffi::OsString> {
     let name = unsafe { std::ffi::CStr::from_ptr(at as *const libc::c_char) };
     Some(std::ffi::OsStr::from_bytes(name.to_bytes()).to_owned())
 }
+
+/// `setsockopt(IP_BIND_ADDRESS_NO_PORT, 1)`: a later `bind` to port 0 takes the address only,
+/// and `connect` chooses the port, unique for the connection's four-tuple, as it would for a
+/// socket never bound. (A port `bind` chose is withheld from every other socket's automatic
+/// choice for as long as it is bound, `TIME_WAIT` included.)
+pub fn set_bind_address_no_port(socket: std::os::fd::BorrowedFd<'_>) -> Result<(), io::Error> {
+    use std::os::fd::AsRawFd as _;
+    let on: libc::c_int = 1;
+    // SAFETY: a valid descriptor, and a pointer to an int that outlives the call, with its size.
+    let ret = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_BIND_ADDRESS_NO_PORT,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}

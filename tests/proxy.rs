@@ -15,7 +15,7 @@ mod common;
 #[path = "proxy/requests.rs"]
 mod requests;
 
-use common::{Agent, PY_PRELUDE, Report, require};
+use common::{Agent, PY_PRELUDE, Report, lnk_bin, require, stderr, stdout};
 use std::process::Command;
 
 const WORLD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/proxy_world.py");
@@ -608,6 +608,76 @@ say("metadata", attempt(lambda: socket.create_connection(("169.254.169.254", 80)
     let metadata =
         denials.iter().find(|d| d["target"] == "169.254.169.254:80").unwrap_or_else(|| panic!("{}", r.raw));
     assert!(metadata["fix"].is_null(), "no grant offered for an internal address: {metadata}");
+}
+
+#[test]
+fn a_connect_flood_leaves_the_hosts_other_processes_connecting() {
+    if !world_available() {
+        return;
+    }
+    // Three calls at once, each connecting to its proxy and closing, thousands of times, in a
+    // world whose automatic ports are 1,000 (as a host's 28,000 would be after a longer flood):
+    // the helper's connections reserve no port, so another process of the host still connects,
+    // and each call's own connections go on.
+    let w = World::in_mode(
+        "proxy-held-flood",
+        "commands = [\"python3\"]\n[internet]\nhosts = [\"allowed.test\"]\n",
+        true,
+    );
+    let flood = r#"
+import socket
+done = failed = 0
+for i in range(2500):
+    s = socket.socket()
+    try:
+        s.connect(("127.0.0.1", 3128)); done += 1
+    except OSError:
+        failed += 1
+    s.close()
+print("done", done, "failed", failed)
+"#;
+    let check = r#"
+import socket
+server = socket.socket()
+server.bind(("127.0.0.1", 0))
+server.listen(512)
+ok = 0
+for i in range(300):
+    s = socket.socket()
+    s.connect(server.getsockname()); ok += 1
+    server.accept()[0].close()
+    s.close()
+print("host-ok", ok)
+"#;
+    let policy = w.agent.policy.clone();
+    let mut c = w.in_world(false);
+    c.env("WORLD_PORT_RANGE", "40000 40999")
+        .env("LNK", lnk_bin())
+        .env("POLICY", &policy)
+        .env("FLOOD", flood)
+        .env("CHECK", check)
+        .env("OUT", w.agent.dir.join("flood"))
+        .args([
+            "sh",
+            "-c",
+            r#"for i in 1 2 3; do "$LNK" sandbox run --report json --file "$POLICY" -- python3 -c "$FLOOD" > "$OUT.$i" & done; wait; python3 -c "$CHECK""#,
+        ]);
+    let out = c.output().unwrap();
+    assert!(
+        stdout(&out).contains("host-ok 300"),
+        "another process could not connect: {}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    for i in 1..=3 {
+        let report = std::fs::read_to_string(w.agent.dir.path.join(format!("flood.{i}"))).unwrap();
+        let r: serde_json::Value = serde_json::from_str(report.trim()).unwrap();
+        let text = r["stdout"]["text"].as_str().unwrap_or_default();
+        // Its own connections go on until its own address's ports are spent (a thousand here,
+        // about 28,000 on a host), as a process of its own would find.
+        let done: u32 = text.split_whitespace().nth(1).and_then(|n| n.parse().ok()).unwrap_or(0);
+        assert!(done >= 900, "call {i}: {report}");
+    }
 }
 
 #[test]

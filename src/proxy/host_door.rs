@@ -24,17 +24,23 @@
 //! given by name is refused here: showing the program a hosts file needs a mount namespace.
 //!
 //! The listeners are on the host's loopback, where any local process can connect. So the proxy
-//! serves only connections the helper made: each of its connecting sockets is bound to a free
-//! port first and that address admitted, for a few seconds at most ([`ADMISSION`]); the
-//! accepting threads take the peer's address from `accept` itself (which has it even when the
-//! program already reset the connection) and serve only an admitted one, once, dropping any
-//! other (another process cannot bind the same address while the helper's socket holds it).
-//! Without that, any process of the machine could use the call's proxy.
+//! serves only connections the helper made: once each of its connections is made, its own
+//! address is admitted, for a few seconds at most ([`ADMISSION`]); a connection's thread takes
+//! the peer's address from `accept` itself (which has it even when the program already reset
+//! the connection) and serves it only once that address is admitted, once, waiting a moment for
+//! the admission ([`ADMISSION_WAIT`]: the helper admits right after its `connect` returns, which
+//! may be after the listener queued the connection), and drops any other (another process
+//! cannot bind the same address while the helper's socket holds it). Without that, any process
+//! of the machine could use the call's proxy.
 //!
-//! The helper's connecting sockets are bound to a loopback address of the call's own, chosen at
-//! random in `127.0.0.0/8` ([`HostDoor::new`]), not to `127.0.0.1`: each connection a program
-//! makes and closes leaves its port in `TIME_WAIT` for a minute, and a program that connected
-//! in a loop would otherwise use up the host's loopback ports for every other process.
+//! The helper's connections reserve nothing on the host. Each connecting socket takes a loopback
+//! address of the call's own (random in `127.0.0.0/8`, never `127.0.0.1`) with
+//! `IP_BIND_ADDRESS_NO_PORT`, so its port is chosen by `connect`, unique for the connection
+//! alone, as for any client's socket. A port `bind` chose would be withheld from every other
+//! socket's automatic choice for as long as it was bound, `TIME_WAIT` included: a program that
+//! connected and closed in a loop left 28,000 such ports within 30 s, and every other process
+//! of the host, root included, got `EADDRNOTAVAIL` from any `connect` for a minute (found in
+//! review).
 //!
 //! The rest of the held mode's network (see [`crate::sandbox::seccomp::Network::Held`]): only
 //! TCP sockets may be made, `bind` and `listen` are refused (no server on the host's network),
@@ -49,7 +55,7 @@
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::fd::{AsFd as _, OwnedFd};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
@@ -68,6 +74,11 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// never took (a full queue) is not served later, to whoever holds that port then.
 pub const ADMISSION: Duration = Duration::from_secs(5);
 
+/// How long an accepted connection waits for its admission: the helper admits its connection's
+/// address right after `connect` returns, which on loopback may be after the listener has
+/// queued it. A stranger's connection is dropped after this wait.
+pub const ADMISSION_WAIT: Duration = Duration::from_millis(500);
+
 /// The listeners, made before the fork, and the routes the held connects follow.
 pub struct HostDoor {
     listeners: Vec<(OwnedFd, Listener)>,
@@ -84,6 +95,8 @@ pub struct Router {
     /// The helper's connecting sockets' own addresses, and when each was admitted, until their
     /// connection is accepted.
     admitted: Mutex<HashMap<SocketAddr, Instant>>,
+    /// Told when an address is admitted, for the connections waiting for theirs.
+    admission: Condvar,
     /// The call's proxy log: refused connects are named there too.
     log: Arc<Mutex<Log>>,
 }
@@ -134,6 +147,7 @@ impl HostDoor {
             routes,
             source: call_source(),
             admitted: Mutex::new(HashMap::new()),
+            admission: Condvar::new(),
             log: Arc::default(),
         };
         Ok(HostDoor { listeners, router: Arc::new(router) })
@@ -198,27 +212,46 @@ impl Router {
             // A v4-mapped address needs a dual-stack socket, whatever `bindv6only` says.
             rustix::net::sockopt::set_ipv6_v6only(&socket, false)?;
         }
-        // Bound first, so its address is known, and admitted, before the listener sees it.
+        // The call's own address, and no port: `connect` chooses one for this connection alone
+        // (see the module's documentation).
+        crate::sys::set_bind_address_no_port(socket.as_fd()).map_err(|_| Errno::INVAL)?;
         rustix::net::bind(&socket, &SocketAddr::new(source, 0))?;
+        let target = SocketAddr::new(loopback, local.port());
+        let connected = match rustix::net::connect(&socket, &target) {
+            Ok(()) => Ok(()),
+            Err(Errno::INPROGRESS) => Ok(()),
+            Err(e) => Err(e),
+        };
+        connected?;
+        // The port is known now; the listener may already hold the connection, whose thread
+        // waits for this admission.
         let own = local_address(&socket).map_err(|_| Errno::ADDRNOTAVAIL)?;
         let admitted = Admission::new(self, own);
-        let target = SocketAddr::new(loopback, local.port());
-        match rustix::net::connect(&socket, &target) {
-            Ok(()) => {}
-            Err(Errno::INPROGRESS) => wait_connected(&socket)?,
-            Err(e) => return Err(e),
-        }
+        wait_connected(&socket)?;
         rustix::io::ioctl_fionbio(&socket, nonblocking)?;
         admitted.keep();
         Ok(socket)
     }
 
     /// Whether the proxy may serve a connection from `peer` (one the helper made, admitted
-    /// less than [`ADMISSION`] ago), once.
-    pub fn accepts(&self, peer: SocketAddr) -> bool {
+    /// less than [`ADMISSION`] ago), once; waits up to `wait` for its admission.
+    pub fn accepts(&self, peer: SocketAddr, wait: Duration) -> bool {
         let peer = SocketAddr::new(canonical(peer.ip()), peer.port());
-        let admitted = self.admitted.lock().unwrap_or_else(|e| e.into_inner()).remove(&peer);
-        admitted.is_some_and(|at| at.elapsed() < ADMISSION)
+        let until = Instant::now() + wait;
+        let mut admitted = self.admitted.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(at) = admitted.remove(&peer) {
+                return at.elapsed() < ADMISSION;
+            }
+            let now = Instant::now();
+            if now >= until {
+                return false;
+            }
+            admitted = match self.admission.wait_timeout(admitted, until - now) {
+                Ok((guard, _)) => guard,
+                Err(e) => e.into_inner().0,
+            };
+        }
     }
 
     /// A connect without a route, answered as the own world's namespace would: to the
@@ -265,6 +298,7 @@ impl<'a> Admission<'a> {
         // Those never accepted in time go: they will not be served.
         admitted.retain(|_, at| at.elapsed() < ADMISSION);
         admitted.insert(address, Instant::now());
+        router.admission.notify_all();
         Admission { router, address, kept: false }
     }
 
@@ -281,7 +315,7 @@ impl Drop for Admission<'_> {
     }
 }
 
-/// Waits, a bounded time, for a non-blocking connect to complete.
+/// Waits, a bounded time, for a non-blocking connect to complete (at once when it has).
 fn wait_connected(socket: &OwnedFd) -> Result<(), Errno> {
     use rustix::event::{PollFd, PollFlags, Timespec};
     let mut fds = [PollFd::new(socket, PollFlags::OUT)];
@@ -380,8 +414,8 @@ mod tests {
         for asked in ["127.0.0.1:3128", "[::ffff:127.0.0.1]:3128"] {
             let ours = TcpStream::from(router.connect(asked.parse().unwrap(), false).unwrap());
             let (mut served, peer) = listener.accept().unwrap();
-            assert!(router.accepts(peer), "{asked}: the helper's connection is admitted");
-            assert!(!router.accepts(peer), "{asked}: once");
+            assert!(router.accepts(peer, Duration::ZERO), "{asked}: the helper's connection is admitted");
+            assert!(!router.accepts(peer, Duration::ZERO), "{asked}: once");
             let mut ours = ours;
             ours.write_all(b"x").unwrap();
             let mut byte = [0u8; 1];
@@ -391,7 +425,9 @@ mod tests {
         // Another process's connection to the same listener is not.
         let _stranger = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (_, peer) = listener.accept().unwrap();
-        assert!(!router.accepts(peer), "a stranger is never admitted");
+        let waited = Instant::now();
+        assert!(!router.accepts(peer, Duration::from_millis(50)), "a stranger is never admitted");
+        assert!(waited.elapsed() >= Duration::from_millis(50), "after waiting for an admission");
         // A failed connect leaves nothing admitted.
         assert!(router.admitted.lock().unwrap().is_empty());
     }
@@ -403,7 +439,7 @@ mod tests {
         let late: SocketAddr = "127.9.9.9:4000".parse().unwrap();
         let past = Instant::now().checked_sub(ADMISSION + Duration::from_secs(1)).unwrap();
         router.admitted.lock().unwrap().insert(late, past);
-        assert!(!router.accepts(late), "whoever holds that port now is a stranger");
+        assert!(!router.accepts(late, Duration::ZERO), "whoever holds that port now is a stranger");
         assert!(router.admitted.lock().unwrap().is_empty(), "and it is gone");
         // The call's own source address is one of 127/8's, never 127.0.0.1's /16.
         let [a, b, ..] = router.source.octets();

@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::door::Listener;
-use super::host_door::Router;
+use super::host_door::{ADMISSION_WAIT, Router};
 use super::policy::{self, RateLimit, Refused};
 use super::request::{self, Body, Malformed, ProxyRequest};
 use super::{Log, ResolveOverride};
@@ -106,15 +106,6 @@ fn accept_loop(listener: OwnedFd, kind: Listener, shared: Arc<Shared>) {
                 continue;
             }
         };
-        if let Some(router) = &shared.admitted_by {
-            // Another process of the machine, not the program: the listener is on the host's
-            // loopback. Dropped unserved, and counted, not named (strangers must not push the
-            // call's own refusals out of the report).
-            if !peer.is_some_and(|peer| router.accepts(peer)) {
-                super::lock(&shared.log).refused += 1;
-                continue;
-            }
-        }
         if shared.open.fetch_add(1, Ordering::SeqCst) >= MAX_OPEN {
             shared.open.fetch_sub(1, Ordering::SeqCst);
             super::lock(&shared.log).refuse("", 0, "too many connections open at once");
@@ -123,9 +114,19 @@ fn accept_loop(listener: OwnedFd, kind: Listener, shared: Arc<Shared>) {
         let worker = Arc::clone(&shared);
         let kind = kind.clone();
         let spawned = std::thread::Builder::new().spawn(move || {
-            match &kind {
-                Listener::Proxy => handle_proxy_client(client, &worker),
-                Listener::Forward { host, port } => handle_forward(client, host, *port, &worker),
+            // On the host's loopback (the held door) only the helper's own connections are
+            // served; the check waits a moment for the helper's admission, here in the
+            // connection's thread, so a stranger never holds up the accepting one. Another
+            // process's connection is dropped unserved, and counted, not named (strangers
+            // must not push the call's own refusals out of the report).
+            let admitted = match &worker.admitted_by {
+                Some(router) => peer.is_some_and(|peer| router.accepts(peer, ADMISSION_WAIT)),
+                None => true,
+            };
+            match (&kind, admitted) {
+                (_, false) => super::lock(&worker.log).refused += 1,
+                (Listener::Proxy, true) => handle_proxy_client(client, &worker),
+                (Listener::Forward { host, port }, true) => handle_forward(client, host, *port, &worker),
             }
             worker.open.fetch_sub(1, Ordering::SeqCst);
         });
