@@ -83,6 +83,8 @@ pub struct KernelSupport {
     pub openat2: Result<(), String>,
     /// The world a call gets here, and why not the own world when it is Landlock only.
     pub world: (WorldMode, Option<String>),
+    /// Whether `world` is a kept answer (not probed now), which may be stale.
+    pub world_kept: bool,
 }
 
 fn describe(e: io::Error) -> String {
@@ -120,6 +122,7 @@ impl KernelSupport {
             pidfd,
             openat2,
             world: world::probe(),
+            world_kept: false,
         }
     }
 
@@ -127,6 +130,7 @@ impl KernelSupport {
     /// not use.
     pub fn probe_for_launch() -> KernelSupport {
         let skipped = || Err("not probed for a launch".to_owned());
+        let (world, world_kept) = world::probe_cached();
         KernelSupport {
             landlock: sys::landlock_abi().map_err(describe),
             seccomp: sys::seccomp_action_available(sys::SECCOMP_RET_KILL_PROCESS).map_err(describe),
@@ -134,8 +138,17 @@ impl KernelSupport {
             user_namespaces: skipped(),
             pidfd: skipped(),
             openat2: skipped(),
-            world: world::probe_cached(),
+            world,
+            world_kept,
         }
+    }
+
+    /// The same, with the world probed now: after a kept answer proved stale (see
+    /// [`world::probe_cached`]).
+    pub fn probe_world_again(&mut self) {
+        world::forget_cached_probe();
+        self.world = world::probe();
+        self.world_kept = false;
     }
 
     /// Whether Landlock offers at least `abi`.

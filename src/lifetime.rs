@@ -586,6 +586,12 @@ impl Group {
         }
     }
 
+    /// Ends a group whose program never started (see [`Group::wait_started`]): kills what is
+    /// there and reaps it.
+    pub fn abandon(mut self) {
+        self.reap();
+    }
+
     /// Signals the group one last time (the keeper is still unreaped, so the number is still the
     /// group's), then reaps the keeper and every process reparented to the helper.
     fn reap(&mut self) {

@@ -9,7 +9,7 @@
 //!    tenth before `[tool.run] timeout`) passes, or the helper is told to stop;
 //! 6. the report.
 
-use std::os::fd::AsFd as _;
+use std::os::fd::{AsFd as _, OwnedFd};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -54,7 +54,7 @@ const STOP_SIGNALS: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
 pub fn run(req: &RunRequest) -> Report {
     let started = Instant::now();
     let mut report = Report::new(&req.program);
-    let kernel = KernelSupport::probe_for_launch();
+    let mut kernel = KernelSupport::probe_for_launch();
     report.landlock_abi = kernel.landlock.as_ref().ok().copied();
 
     let tmp = match PrivateTmp::create() {
@@ -69,9 +69,34 @@ pub fn run(req: &RunRequest) -> Report {
         home: &req.home,
         sandbox_file: req.sandbox_file.as_deref(),
     };
-    let mut sandbox = match Sandbox::prepare(&sandbox_req, &kernel) {
-        Ok(s) => s,
-        Err(Refusal { exit_code, message }) => {
+    let stop_signals = match crate::sys::signalfd_for(&STOP_SIGNALS) {
+        Ok(fd) => fd,
+        Err(e) => return report.failed(format!("signalfd: {e}"), started),
+    };
+    // Anything the program's descendants leave behind is reparented to the helper, which reaps.
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+    let session = req.flags.tool == Tool::File;
+    let mut launched = launch(req, &sandbox_req, &kernel);
+    // A kept answer that promised the own world, which the kernel no longer gives: nothing of
+    // the program ran, so the call starts again in the mode the kernel gives now.
+    let stale = match &mut launched {
+        Ok(Launched { sandbox, group, .. }) => {
+            kernel.world_kept
+                && sandbox.enforcement.mode.is_own_world()
+                && matches!(group.wait_started(), Some(StartFailure::Sandbox(_)))
+        }
+        Err(_) => false,
+    };
+    if stale {
+        if let Ok(Launched { group, .. }) = launched {
+            group.abandon();
+        }
+        kernel.probe_world_again();
+        launched = launch(req, &sandbox_req, &kernel);
+    }
+    let Launched { mut sandbox, group, out_r, err_r } = match launched {
+        Ok(launched) => launched,
+        Err(NotStarted::Refused(Refusal { exit_code, message })) => {
             // A program `commands` does not list: lnk knows that one for certain.
             if let (Commands::Listed(names), Tool::Run) = (&req.flags.commands, req.flags.tool) {
                 if !names.contains(&req.program) {
@@ -80,67 +105,12 @@ pub fn run(req: &RunRequest) -> Report {
             }
             return report.refused(exit_code, message, started);
         }
+        Err(NotStarted::Failed(why)) => return report.failed(why, started),
     };
     report.enforcement = Some(sandbox.enforcement.clone());
     report.program_path = Some(sandbox.program_path.clone());
-
-    // The proxy variables come first, so a caller's explicit `--env` can still override one.
-    let mut extra_env = if sandbox.has_door() { proxy::environment() } else { Vec::new() };
-    extra_env.extend(req.extra_env.iter().cloned());
-    let session = req.flags.tool == Tool::File;
-    if session {
-        // The file session enforces the grants itself too ("writes only where [files] write
-        // grants"), so it gets them from the launcher, which computed them.
-        let flags = crate::json::array(req.flags.to_args().iter().map(|a| crate::json::string(a)));
-        extra_env.push(format!("{}={flags}", crate::cli::FILE_FLAGS_VAR));
-    }
-    let env = environment(&sandbox.enforcement.home, &sandbox.enforcement.tmp_dir, &extra_env);
-    let mut argv = vec![req.program.clone()];
-    argv.extend(req.args.iter().cloned());
-    let image = match ProgramImage::new(&sandbox.program_path, sandbox.program_fd.take(), &argv, &env) {
-        Ok(i) => i,
-        Err(why) => return report.failed(why, started),
-    };
-
-    let stop_signals = match crate::sys::signalfd_for(&STOP_SIGNALS) {
-        Ok(fd) => fd,
-        Err(e) => return report.failed(format!("signalfd: {e}"), started),
-    };
-    // A file session talks to the harness directly: its standard input and output are the
-    // helper's, not captured; only its standard error is kept.
-    let pipes = (|| {
-        let flags = rustix::pipe::PipeFlags::CLOEXEC;
-        let out = if session {
-            (None, rustix::io::fcntl_dupfd_cloexec(std::io::stdout().as_fd(), 3)?)
-        } else {
-            let (r, w) = rustix::pipe::pipe_with(flags)?;
-            (Some(r), w)
-        };
-        let err = rustix::pipe::pipe_with(flags)?;
-        Ok::<_, rustix::io::Errno>((out, err))
-    })();
-    let ((out_r, out_w), (err_r, err_w)) = match pipes {
-        Ok(p) => p,
-        Err(e) => return report.failed(format!("pipe: {e}"), started),
-    };
-    // The caller's own standard input when asked (a session's requests come on it); else none
-    // of lnk's: the program's process opens `/dev/null` in its own world.
-    let stdin = match req.pass_stdin || session {
-        true => match rustix::io::fcntl_dupfd_cloexec(std::io::stdin().as_fd(), 3) {
-            Ok(fd) => Some(fd),
-            Err(e) => return report.failed(format!("standard input: {e}"), started),
-        },
-        false => None,
-    };
-    // Anything the program's descendants leave behind is reparented to the helper, which reaps.
-    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
-
     // A session has no timeout: it lasts until its input closes or it is told to stop.
     let deadline = started + if session { SESSION_LIMIT } else { stop_after(req.flags.timeout_secs) };
-    let group = match lifetime::start(&mut sandbox, &image, Stdio { stdin, stdout: out_w, stderr: err_w }) {
-        Ok(g) => g,
-        Err(why) => return report.failed(why, started),
-    };
     let door = sandbox.take_door();
     let mut notifier = sandbox.take_notifier();
     drop(sandbox);
@@ -209,6 +179,71 @@ pub fn run(req: &RunRequest) -> Report {
         }
     };
     report
+}
+
+/// The program started in its sandbox, with the read ends of its output pipes (none for a
+/// session's standard output, which is the helper's own).
+struct Launched {
+    sandbox: Sandbox,
+    group: lifetime::Group,
+    out_r: Option<OwnedFd>,
+    err_r: OwnedFd,
+}
+
+/// Why a launch did not start the program.
+enum NotStarted {
+    Refused(Refusal),
+    Failed(String),
+}
+
+/// Prepares the sandbox, the program's image, environment and streams, and starts it.
+fn launch(
+    req: &RunRequest,
+    sandbox_req: &SandboxRequest<'_>,
+    kernel: &KernelSupport,
+) -> Result<Launched, NotStarted> {
+    let mut sandbox = Sandbox::prepare(sandbox_req, kernel).map_err(NotStarted::Refused)?;
+    // The proxy variables come first, so a caller's explicit `--env` can still override one.
+    let mut extra_env = if sandbox.has_door() { proxy::environment() } else { Vec::new() };
+    extra_env.extend(req.extra_env.iter().cloned());
+    let session = req.flags.tool == Tool::File;
+    if session {
+        // The file session enforces the grants itself too ("writes only where [files] write
+        // grants"), so it gets them from the launcher, which computed them.
+        let flags = crate::json::array(req.flags.to_args().iter().map(|a| crate::json::string(a)));
+        extra_env.push(format!("{}={flags}", crate::cli::FILE_FLAGS_VAR));
+    }
+    let env = environment(&sandbox.enforcement.home, &sandbox.enforcement.tmp_dir, &extra_env);
+    let mut argv = vec![req.program.clone()];
+    argv.extend(req.args.iter().cloned());
+    let image = ProgramImage::new(&sandbox.program_path, sandbox.program_fd.take(), &argv, &env)
+        .map_err(NotStarted::Failed)?;
+    // A file session talks to the harness directly: its standard input and output are the
+    // helper's, not captured; only its standard error is kept.
+    let pipes = (|| {
+        let flags = rustix::pipe::PipeFlags::CLOEXEC;
+        let out = if session {
+            (None, rustix::io::fcntl_dupfd_cloexec(std::io::stdout().as_fd(), 3)?)
+        } else {
+            let (r, w) = rustix::pipe::pipe_with(flags)?;
+            (Some(r), w)
+        };
+        let err = rustix::pipe::pipe_with(flags)?;
+        Ok::<_, rustix::io::Errno>((out, err))
+    })();
+    let ((out_r, out_w), (err_r, err_w)) = pipes.map_err(|e| NotStarted::Failed(format!("pipe: {e}")))?;
+    // The caller's own standard input when asked (a session's requests come on it); else none
+    // of lnk's: the program's process opens `/dev/null` in its own world.
+    let stdin = match req.pass_stdin || session {
+        true => Some(
+            rustix::io::fcntl_dupfd_cloexec(std::io::stdin().as_fd(), 3)
+                .map_err(|e| NotStarted::Failed(format!("standard input: {e}")))?,
+        ),
+        false => None,
+    };
+    let group = lifetime::start(&mut sandbox, &image, Stdio { stdin, stdout: out_w, stderr: err_w })
+        .map_err(NotStarted::Failed)?;
+    Ok(Launched { sandbox, group, out_r, err_r })
 }
 
 /// The call stops a tenth before `[tool.run] timeout`, so the harness gets what was printed

@@ -332,3 +332,50 @@ fn the_hosts_tmp_is_kept_where_a_grant_beneath_it_holds_protected_paths() {
     let r = run_in(&elsewhere, Mode::OwnWorld, "echo y > /tmp/direct && cat /tmp/direct");
     assert_eq!((r.out(), r.json["enforced"]["tmp"].as_str()), ("y\n", Some("/tmp")), "{}", r.raw);
 }
+
+#[test]
+fn a_kept_answer_the_kernel_no_longer_gives_fails_no_call() {
+    // A kept answer (the test build's stand-in for a stale one) promises the own world where the
+    // kernel gives no user namespace: the same call probes again and runs, Landlock only; so
+    // does a background start.
+    let agent = Agent::new(
+        "stale-world",
+        "commands = [\"sh\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\n",
+    );
+    let mut c = agent.command(&[], &["sh", "-c", "echo ran"]);
+    c.env("LNK_TEST_STALE_WORLD", "1").env("TMPDIR", agent.dir.join("tmp"));
+    std::fs::create_dir_all(agent.dir.join("tmp")).unwrap();
+    if !require(can_simulate_no_user_namespaces(), "nested user namespaces (to simulate a kernel without)") {
+        return;
+    }
+    let r = Report::from(run(&mut without_user_namespaces(&c)));
+    assert_eq!((r.code, r.out()), (Some(0), "ran\n"), "{}", r.raw);
+    assert_eq!(r.json["enforced"]["mode"], "landlock-only", "{}", r.raw);
+    // A background command, the same.
+    let agent_dir = agent.home.join("Link/Agents/a");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    let mut start = link_run();
+    start
+        .env("HOME", &agent.home)
+        .env("LNK_TEST_STALE_WORLD", "1")
+        .env("TMPDIR", agent.dir.join("tmp"))
+        .args(["start", "--json", "--agent-dir"])
+        .arg(&agent_dir)
+        .arg("--files-dir")
+        .arg(agent.home.join("Link/Files"))
+        .arg("--file")
+        .arg(&agent.policy)
+        .args(["--", "sh", "-c", "echo background-ran"]);
+    let out = run(&mut without_user_namespaces(&start));
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let id = serde_json::from_str::<serde_json::Value>(stdout(&out).trim()).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let output = agent.home.join("Link/Files/background").join(format!("{id}.out"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !std::fs::read_to_string(&output).unwrap_or_default().contains("background-ran") {
+        assert!(std::time::Instant::now() < deadline, "the background command never ran");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -160,7 +160,7 @@ fn run_command(
     let home = early.home.map_err(failed)?;
     let tmp = early.tmp.map_err(failed)?;
     let protected = vec![agent.agent_dir.clone()];
-    let kernel = early.kernel;
+    let mut kernel = early.kernel;
     let sandbox_req = SandboxRequest {
         flags: &flags,
         program: &record.program,
@@ -170,67 +170,86 @@ fn run_command(
         // The sandbox file was read, and checked, by `start`.
         sandbox_file: None,
     };
-    let mut sandbox = Sandbox::prepare(&sandbox_req, &kernel)?;
     let mut out = OutputFile::create(&agent.files_dir, &record.id, opts.output_cap).map_err(failed)?;
     record.output_inode = Some(out.inode);
     let mut argv = vec![record.program.clone()];
     argv.extend(record.args.iter().cloned());
-    // A background command with `[internet]` gets the same proxy as a run call, served by this
-    // supervisor for as long as the command runs.
-    let proxy_env = if sandbox.has_door() { crate::proxy::environment() } else { Vec::new() };
-    let env = crate::run::environment(&sandbox.enforcement.home, &sandbox.enforcement.tmp_dir, &proxy_env);
-    let image =
-        ProgramImage::new(&sandbox.program_path, sandbox.program_fd.take(), &argv, &env).map_err(failed)?;
     let stop_signals = crate::sys::signalfd_for(&STOP_SIGNALS).map_err(|e| failed(e.to_string()))?;
-    let (out_r, out_w) =
-        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| failed(e.to_string()))?;
-    let err_w = out_w.try_clone().map_err(|e| failed(e.to_string()))?;
     let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
-    fault("supervise-before-keeper");
-
-    let started = Instant::now();
-    let mut group =
-        lifetime::start(&mut sandbox, &image, Stdio { stdin: None, stdout: out_w, stderr: err_w })
+    // Started, then started again at most once: when a kept answer promised the own world and
+    // the kernel no longer gives it (nothing of the command ran; see `world::probe_cached`).
+    let (mut sandbox, group, out_r, started) = loop {
+        let mut sandbox = Sandbox::prepare(&sandbox_req, &kernel)?;
+        // A background command with `[internet]` gets the same proxy as a run call, served by
+        // this supervisor for as long as the command runs.
+        let proxy_env = if sandbox.has_door() { crate::proxy::environment() } else { Vec::new() };
+        let env =
+            crate::run::environment(&sandbox.enforcement.home, &sandbox.enforcement.tmp_dir, &proxy_env);
+        let image = ProgramImage::new(&sandbox.program_path, sandbox.program_fd.take(), &argv, &env)
             .map_err(failed)?;
+        let (out_r, out_w) =
+            rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| failed(e.to_string()))?;
+        let err_w = out_w.try_clone().map_err(|e| failed(e.to_string()))?;
+        fault("supervise-before-keeper");
+
+        let started = Instant::now();
+        let mut group =
+            lifetime::start(&mut sandbox, &image, Stdio { stdin: None, stdout: out_w, stderr: err_w })
+                .map_err(failed)?;
+        let keeper = group.id().as_raw_nonzero().get();
+        record.group = identity::record_group(keeper).ok();
+        // Recorded running, with the group, while the keeper makes the sandbox and executes the
+        // command: the record's `fsync` (on the path `start` waits on) overlaps that work. From
+        // here the group exists and is the command's, so `running` is what the sweep must know;
+        // if the program then cannot be executed, the record goes on to `failed` before `start`
+        // returns. The folder is not synced: `start` is waiting, and a crash of the machine loses
+        // nothing the sweep needs (see `write_unsynced_name`).
+        record.state = State::Running;
+        let written = match fault_fails("supervise-running-write") {
+            true => Err("the running record was not written (a fault point)".to_owned()),
+            false => records.write_unsynced_name(lock, record),
+        };
+        if let Err(why) = written {
+            // Not left to start unrecorded: the group ends here (the keeper, its program and all).
+            end_now(group, &stop_signals);
+            return Err(failed(why));
+        }
+        let failure = group.wait_started();
+        if kernel.world_kept
+            && sandbox.enforcement.mode.is_own_world()
+            && matches!(failure, Some(StartFailure::Sandbox(_)))
+        {
+            end_now(group, &stop_signals);
+            kernel.probe_world_again();
+            continue;
+        }
+        if let Some(failure) = failure {
+            let (code, why) = match failure {
+                StartFailure::Exec(errno) => (
+                    if errno == libc::ENOENT { exit::NOT_FOUND } else { exit::REFUSED },
+                    format!(
+                        "cannot execute {}: {}",
+                        record.program,
+                        std::io::Error::from_raw_os_error(errno)
+                    ),
+                ),
+                StartFailure::Sandbox(why) => {
+                    // A kept answer that the own world can be made may be stale: probe next time.
+                    crate::sandbox::world::forget_cached_probe();
+                    (exit::HELPER_FAILED, format!("cannot enter the sandbox: {why}"))
+                }
+            };
+            end_now(group, &stop_signals);
+            return Err(Refusal { exit_code: code, message: why });
+        }
+        break (sandbox, group, out_r, started);
+    };
     let door = sandbox.take_door();
     let mut notifier = sandbox.take_notifier();
     // For the denials: where the command started, and its tmp folder.
     let (start, tmp_dir) = (sandbox.enforcement.start.path.clone(), sandbox.enforcement.tmp_dir.clone());
     drop(sandbox);
     let proxy = door.map(|door| crate::proxy::serve_door(door, flags.internet.as_ref(), &[]));
-    let keeper = group.id().as_raw_nonzero().get();
-    record.group = identity::record_group(keeper).ok();
-    // Recorded running, with the group, while the keeper makes the sandbox and executes the
-    // command: the record's `fsync` (on the path `start` waits on) overlaps that work. From
-    // here the group exists and is the command's, so `running` is what the sweep must know;
-    // if the program then cannot be executed, the record goes on to `failed` before `start`
-    // returns. The folder is not synced: `start` is waiting, and a crash of the machine loses
-    // nothing the sweep needs (see `write_unsynced_name`).
-    record.state = State::Running;
-    let written = match fault_fails("supervise-running-write") {
-        true => Err("the running record was not written (a fault point)".to_owned()),
-        false => records.write_unsynced_name(lock, record),
-    };
-    if let Err(why) = written {
-        // Not left to start unrecorded: the group ends here (the keeper, its program and all).
-        end_now(group, &stop_signals);
-        return Err(failed(why));
-    }
-    if let Some(failure) = group.wait_started() {
-        let (code, why) = match failure {
-            StartFailure::Exec(errno) => (
-                if errno == libc::ENOENT { exit::NOT_FOUND } else { exit::REFUSED },
-                format!("cannot execute {}: {}", record.program, std::io::Error::from_raw_os_error(errno)),
-            ),
-            StartFailure::Sandbox(why) => {
-                // A kept answer that the own world can be made may be stale: probe next time.
-                crate::sandbox::world::forget_cached_probe();
-                (exit::HELPER_FAILED, format!("cannot enter the sandbox: {why}"))
-            }
-        };
-        end_now(group, &stop_signals);
-        return Err(Refusal { exit_code: code, message: why });
-    }
     fault("supervise-running");
     say("ok");
 

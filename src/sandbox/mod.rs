@@ -796,6 +796,7 @@ mod tests {
             pidfd: none(),
             openat2: none(),
             world: (WorldMode::LandlockOnly, None),
+            world_kept: false,
         }
     }
 

@@ -106,16 +106,24 @@ impl WorldMode {
 
 /// The mode for a launch: [`probe`]'s answer, kept for the rest of the boot in the caller's
 /// private tmp base (`$TMPDIR/lnk-<uid>/world`, a folder only the caller can write), so a launch
-/// makes its namespaces once instead of twice. The answer is keyed by the boot, the user
-/// namespace and the effective uid. A stale answer can only make a call fail, never weaken it:
-/// were the kernel to refuse the namespaces after all, the call fails (125) and the answer is
-/// forgotten ([`forget_cached_probe`]), so the next call probes again.
-pub fn probe_cached() -> (WorldMode, Option<String>) {
+/// makes its namespaces once instead of twice. The answer is keyed by the boot, the user and
+/// mount namespaces, the seccomp filters this process runs under (a container sharing the
+/// host's tmp has its own mounts and filters) and the effective uid. The second part of the
+/// answer is whether it was kept (not probed now). A kept answer can be stale (a sysctl
+/// changed since): then its call probes again and runs in the mode the kernel gives (see
+/// [`crate::run::start_sandboxed`]), and the answer is forgotten ([`forget_cached_probe`]).
+pub fn probe_cached() -> ((WorldMode, Option<String>), bool) {
     #[cfg(feature = "fault-points")]
     if std::env::var_os("LNK_TEST_LANDLOCK_ONLY").is_some_and(|v| !v.is_empty()) {
-        return probe();
+        return (probe(), false);
     }
-    let Some((base, key)) = cache_place() else { return probe() };
+    // Test builds only: a kept answer that promises the own world, whatever this kernel gives
+    // (the stale answer a test needs).
+    #[cfg(feature = "fault-points")]
+    if std::env::var_os("LNK_TEST_STALE_WORLD").is_some_and(|v| !v.is_empty()) {
+        return ((WorldMode::OwnWorld { user_namespace: !rustix::process::geteuid().is_root() }, None), true);
+    }
+    let Some((base, key)) = cache_place() else { return (probe(), false) };
     let read = rustix::fs::openat(
         &base,
         CACHE_NAME,
@@ -124,7 +132,7 @@ pub fn probe_cached() -> (WorldMode, Option<String>) {
     )
     .ok()
     .and_then(|fd| {
-        let mut buf = [0u8; 256];
+        let mut buf = [0u8; 512];
         let n = rustix::io::read(&fd, &mut buf).ok()?;
         String::from_utf8(buf[..n].to_vec()).ok()
     });
@@ -135,7 +143,7 @@ pub fn probe_cached() -> (WorldMode, Option<String>) {
             _ => None,
         });
     if let Some(mode) = cached {
-        return (mode, None);
+        return ((mode, None), true);
     }
     let (mode, why) = probe();
     // Only the own world is kept: the Landlock-only answer is probed each time, so a machine
@@ -157,7 +165,7 @@ pub fn probe_cached() -> (WorldMode, Option<String>) {
             let _ = rustix::fs::unlinkat(&base, tmp_name.as_str(), rustix::fs::AtFlags::empty());
         }
     }
-    (mode, why)
+    ((mode, why), false)
 }
 
 /// Forgets the kept answer of [`probe_cached`], after the namespaces it promised could not be
@@ -170,7 +178,8 @@ pub fn forget_cached_probe() {
 
 const CACHE_NAME: &str = "world";
 
-/// The private tmp base and the key of this boot, user namespace and uid.
+/// The private tmp base and the key of this boot, user and mount namespaces, seccomp filters
+/// and uid.
 fn cache_place() -> Option<(OwnedFd, String)> {
     let uid = rustix::process::geteuid().as_raw();
     let base = crate::private_tmp::base_path(uid).ok()?;
@@ -178,7 +187,10 @@ fn cache_place() -> Option<(OwnedFd, String)> {
     let base = crate::private_tmp::open_private_base(&base, uid).ok()?;
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
     let userns = std::fs::read_link("/proc/self/ns/user").ok()?;
-    Some((base, format!("{} {} {uid} ", boot.trim(), userns.display())))
+    let mountns = std::fs::read_link("/proc/self/ns/mnt").ok()?;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let filters = status.lines().find_map(|l| l.strip_prefix("Seccomp_filters:")).unwrap_or("0").trim();
+    Some((base, format!("{} {} {} {filters} {uid} ", boot.trim(), userns.display(), mountns.display())))
 }
 
 /// Finds the mode this process gets, by making the namespaces in a short-lived child. The
