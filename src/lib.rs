@@ -24,6 +24,7 @@
 //! | [`output`] | the output capture: start and end of each stream, bounded |
 //! | [`proxy`] | the call's proxy for `[internet]`: the network door, the policy, the threads |
 //! | [`private_tmp`] | each call's own temporary folder |
+//! | [`procfs`] | what `/proc` says of a process: its place in the tree, its start time |
 //! | [`run`], [`report`] | `lnk sandbox run`, and how a call ended |
 //! | [`file_tool`] | `lnk file`: the file session's operations, through descriptors |
 //! | [`background`] | `lnk-link-run`: start, the supervisor, stop, the bridge, output files |
@@ -50,6 +51,7 @@ pub mod notify;
 pub mod output;
 pub mod paths;
 pub mod private_tmp;
+pub mod procfs;
 pub mod program_path;
 pub mod protected;
 pub mod proxy;

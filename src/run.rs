@@ -128,6 +128,7 @@ pub fn run(req: &RunRequest) -> Report {
         Duration::ZERO,
         &stop_signals,
         notifier.as_mut(),
+        &mut |_, _| {},
     );
     drop(tmp);
     report.stdout = stdout.finish();

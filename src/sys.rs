@@ -798,3 +798,30 @@ pub fn set_bind_address_no_port(socket: std::os::fd::BorrowedFd<'_>) -> Result<(
     };
     if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
+
+/// `SECCOMP_USER_NOTIF_FLAG_CONTINUE`: the held call goes on into the kernel as made.
+const SECCOMP_USER_NOTIF_FLAG_CONTINUE: u32 = 1;
+
+/// Lets the held call `id` go on into the kernel, which then performs it with the arguments the
+/// program's memory holds at that moment. Only for calls whose arguments lie in registers, never
+/// behind a pointer: what the helper saw is then exactly what the kernel performs.
+pub fn seccomp_notif_continue(
+    listener: std::os::fd::BorrowedFd<'_>,
+    id: u64,
+) -> Result<(), rustix::io::Errno> {
+    use std::os::fd::AsRawFd as _;
+    #[repr(C)]
+    struct Response {
+        id: u64,
+        val: i64,
+        error: i32,
+        flags: u32,
+    }
+    let response = Response { id, val: 0, error: 0, flags: SECCOMP_USER_NOTIF_FLAG_CONTINUE };
+    // SAFETY: `Response` is `struct seccomp_notif_resp` (24 bytes, the size the ioctl's number
+    // encodes); the kernel only reads it.
+    let ret = unsafe {
+        libc::ioctl(listener.as_raw_fd(), SECCOMP_IOCTL_NOTIF_SEND as _, &response as *const Response)
+    };
+    if ret < 0 { Err(rustix::io::Errno::from_raw_os_error(errno())) } else { Ok(()) }
+}

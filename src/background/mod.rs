@@ -204,6 +204,8 @@ pub fn start(agent: &Agent, req: &StartRequest) -> Result<String, Failure> {
         state: State::Starting,
         supervisor: None,
         group: None,
+        groups: Vec::new(),
+        more_groups: false,
         exit_code: None,
         signal: None,
         detail: String::new(),

@@ -107,7 +107,7 @@ pub fn supervise(agent: &Agent, opts: &SuperviseOptions) -> u8 {
 /// Ends the group at once (SIGKILL) and reaps it, for a command that must not go on.
 fn end_now(group: lifetime::Group, stop_signals: &OwnedFd) {
     let none: [lifetime::OutputSink<'_>; 2] = [(None, &mut |_| {}), (None, &mut |_| {})];
-    let _ = group.wait(none, Instant::now(), Duration::ZERO, stop_signals, None);
+    let _ = group.wait(none, Instant::now(), Duration::ZERO, stop_signals, None, &mut |_, _| {});
 }
 
 /// Waits for `start`'s word that the record is on the disk. False when the pipe closes without
@@ -265,7 +265,14 @@ fn run_command(
             refusals.push(b);
         };
         let outputs = [(Some(out_r), &mut sink as &mut dyn FnMut(&[u8])), (None, &mut |_| {})];
-        group.wait(outputs, deadline, grace, &stop_signals, notifier.as_mut())
+        // The groups the command makes, recorded as they come: should this supervisor and the
+        // keeper both die, the sweep ends each one it can still prove the command's.
+        let mut record_groups = |leaders: &[crate::procfs::Process], more: bool| {
+            record.groups = leaders.to_vec();
+            record.more_groups = more;
+            let _ = records.write_unsynced_name(lock, record);
+        };
+        group.wait(outputs, deadline, grace, &stop_signals, notifier.as_mut(), &mut record_groups)
     };
     drop(tmp);
     record.output_bytes = out.written;

@@ -209,21 +209,6 @@ pub fn program_not_listed(name: &str) -> Denial {
     }
 }
 
-/// The denial for a `setsid` or `setpgid` (`call`) the helper refused (the Landlock-only mode).
-pub fn session_refused(call: &str) -> Denial {
-    Denial {
-        access: Access::Session,
-        target: call.to_owned(),
-        cause: Cause::NeedsOwnWorld,
-        why: "a session or process group of its own would leave the group lnk ends as one, and without a pid namespace of the call's own (the Landlock-only mode) nothing else would end it".into(),
-        fix: Some(
-            "run where user namespaces are allowed (see `lnk sandbox status`), or keep the process in its parent's session (no start_new_session, setsid or detached)"
-                .into(),
-        ),
-        inferred: false,
-    }
-}
-
 /// The denial for a metadata call (`chmod`, `chown`, times, attributes) on `path` that the
 /// helper refused (the Landlock-only mode): `path` lies in `hole`, or outside every write grant.
 pub fn metadata_refused(path: &Path, hole: Option<&Path>) -> Denial {

@@ -1,7 +1,9 @@
 //! Held system calls (seccomp user notification): in the Landlock-only mode, the helper
 //! performs the program's metadata calls (`chmod`, `chown`, `utimensat`, the xattr calls and
 //! their siblings) beneath the write grants, and refuses them elsewhere; with `[internet]` it
-//! makes the program's TCP connections too, to the call's proxy only ([`connect`]).
+//! makes the program's TCP connections too, to the call's proxy only ([`connect`]); and it notes
+//! the leader of each session or group the program makes (`setsid`, `setpgid`), which then goes
+//! on into the kernel, so that the call's end ends those groups too (see [`crate::lifetime`]).
 //!
 //! Why. Without a mount namespace nothing makes the rest of the file system read-only, and
 //! Landlock does not govern metadata: allowed outright, `chmod` would reach every file the
@@ -17,8 +19,9 @@
 //!   is still live (so the memory is the program's, not a process that reused its pid), reads
 //!   each argument once ([`memory`]), decodes the call ([`request`]), and performs it on a
 //!   descriptor it resolved and proved to lie beneath a write grant ([`metadata`]). It never
-//!   lets the held call go on after inspecting it: the program's threads could change its
-//!   arguments in between.
+//!   lets a call whose arguments lie in memory go on after inspecting them: the program's
+//!   threads could change them in between. (`setsid` and `setpgid` take numbers only, which
+//!   the kernel copied into the notification: those go on.)
 //! - It does so without capabilities (a root helper drops its effective set for the call), so
 //!   the kernel checks the program's own rights.
 //! - A program that dies while a call is held leaves nothing half done: each call is one
@@ -87,7 +90,23 @@ pub struct Notifier {
     state: State,
     /// The held calls the helper refused that the report names (each kind once).
     refusals: Vec<crate::denials::Denial>,
+    /// The leaders of the groups the program made (`setsid`, `setpgid`), at most
+    /// [`MAX_GROUPS`]: what ends the call signals besides the keeper's group (see
+    /// [`crate::lifetime`]).
+    groups: Vec<crate::procfs::Process>,
+    /// Whether the program made any group (noted or past [`MAX_GROUPS`]): then what ends the
+    /// call also looks for every process it left.
+    made_groups: bool,
+    /// Whether it made more than [`MAX_GROUPS`].
+    more_groups: bool,
+    /// Whether `groups` grew since [`Notifier::take_new_groups`] was last asked.
+    new_groups: bool,
 }
+
+/// The most groups whose leaders are noted; past it, the call's end still finds every process
+/// the program left (by the tree), and a record says leftovers are possible should the sweep
+/// have to end the command.
+pub const MAX_GROUPS: usize = crate::procfs::MAX_LEADERS;
 
 enum State {
     /// The program's process has not sent the listener yet.
@@ -125,7 +144,15 @@ impl Held {
 
 impl Notifier {
     pub fn new(grants: Grants, helper_end: OwnedFd) -> Notifier {
-        Notifier { grants, state: State::Waiting(helper_end), refusals: Vec::new() }
+        Notifier {
+            grants,
+            state: State::Waiting(helper_end),
+            refusals: Vec::new(),
+            groups: Vec::new(),
+            made_groups: false,
+            more_groups: false,
+            new_groups: false,
+        }
     }
 
     /// The descriptor to poll for reading, while there is one.
@@ -141,6 +168,26 @@ impl Notifier {
         &self.refusals
     }
 
+    /// The leaders of the groups the program made, as noted.
+    pub fn groups(&self) -> &[crate::procfs::Process] {
+        &self.groups
+    }
+
+    /// Whether the program made any group of its own.
+    pub fn made_groups(&self) -> bool {
+        self.made_groups
+    }
+
+    /// Whether it made more groups than [`Notifier::groups`] holds.
+    pub fn more_groups(&self) -> bool {
+        self.more_groups
+    }
+
+    /// Whether groups were noted since this was last asked.
+    pub fn take_new_groups(&mut self) -> bool {
+        std::mem::take(&mut self.new_groups)
+    }
+
     /// Called when [`Notifier::fd`] polls ready: takes the listener, or answers one held call.
     /// `hung_up`: the poll said the other side is gone. For the listener that means no process
     /// uses the filter any more (and so none has a call held): it is done, rather than polled
@@ -154,7 +201,7 @@ impl Notifier {
             }
             State::Serving(_) if hung_up => {}
             State::Serving(listener) => {
-                if answer_one(&listener, &self.grants, &mut self.refusals) {
+                if self.answer_one(&listener) {
                     self.state = State::Serving(listener);
                 }
             }
@@ -180,35 +227,77 @@ fn receive_listener(end: &OwnedFd) -> Option<OwnedFd> {
     })
 }
 
-/// Answers one held call. Returns false when the listener is done (no process uses the filter
-/// any more).
-fn answer_one(listener: &OwnedFd, grants: &Grants, refusals: &mut Vec<crate::denials::Denial>) -> bool {
-    let mut raw = [0u8; NOTIF_SIZE];
-    match crate::sys::seccomp_notif_recv(listener.as_fd(), &mut raw) {
-        Ok(()) => {}
-        // The calling thread was killed (or the call interrupted) before it was read.
-        Err(Errno::NOENT) | Err(Errno::INTR) => return true,
-        Err(_) => return false,
+impl Notifier {
+    /// Answers one held call. Returns false when the listener is done (no process uses the
+    /// filter any more).
+    fn answer_one(&mut self, listener: &OwnedFd) -> bool {
+        let mut raw = [0u8; NOTIF_SIZE];
+        match crate::sys::seccomp_notif_recv(listener.as_fd(), &mut raw) {
+            Ok(()) => {}
+            // The calling thread was killed (or the call interrupted) before it was read.
+            Err(Errno::NOENT) | Err(Errno::INTR) => return true,
+            Err(_) => return false,
+        }
+        let held = Held::parse(&raw);
+        // A new session or group: its leader is noted, so that the call's end ends its group
+        // too, and the call goes on into the kernel. Its arguments are numbers in registers,
+        // nothing the program could change after they were read.
+        if let Ok(request::Call::Session(call)) = request::decode_call(i64::from(held.nr), held.args) {
+            if held.arch == crate::sandbox::bpf::AUDIT_ARCH {
+                self.note_group(&held, call);
+                let _ = crate::sys::seccomp_notif_continue(listener.as_fd(), held.id);
+            } else {
+                let _ = crate::sys::seccomp_notif_send(listener.as_fd(), held.id, 0, -libc::ENOSYS);
+            }
+            return true;
+        }
+        let mut refused = None;
+        let answer = without_capabilities(|| perform(listener.as_fd(), &self.grants, &held, &mut refused));
+        if let Some(denial) = refused {
+            name(&mut self.refusals, denial);
+        }
+        let error = match answer {
+            Ok(()) => 0,
+            Err(e) => -e.raw_os_error(),
+        };
+        // ENOENT: the program (or the thread) is gone; nothing waits for this answer.
+        let _ = crate::sys::seccomp_notif_send(listener.as_fd(), held.id, 0, error);
+        true
     }
-    let held = Held::parse(&raw);
-    // A session call needs nothing of the program's: refused, and named once in the report.
-    if let Ok(request::Call::Session(call)) = request::decode_call(i64::from(held.nr), held.args) {
-        name(refusals, crate::denials::session_refused(call));
-        let _ = crate::sys::seccomp_notif_send(listener.as_fd(), held.id, 0, -libc::EPERM);
-        return true;
+
+    /// Notes the leader of the group a held `setsid` or `setpgid` makes, if it makes one: the
+    /// calling process for `setsid`; for `setpgid(pid, pgid)`, the process `pid` (0: the caller)
+    /// when `pgid` is 0 or its own pid. A call the kernel then refuses leaves a leader that leads
+    /// no group, which the end of the call finds and leaves alone.
+    fn note_group(&mut self, held: &Held, call: &str) {
+        self.made_groups = true;
+        let caller = thread_group(held.pid);
+        let leader = match call {
+            "setsid" => caller,
+            _ => {
+                let (pid, pgid) = (held.args[0] as u32 as i32, held.args[1] as u32 as i32);
+                let target = if pid == 0 { caller } else { Some(pid) };
+                target.filter(|t| pgid == 0 || pgid == *t)
+            }
+        };
+        let Some(process) = leader.and_then(crate::procfs::Process::at) else { return };
+        if self.groups.contains(&process) {
+            return;
+        }
+        if self.groups.len() < MAX_GROUPS {
+            self.groups.push(process);
+            self.new_groups = true;
+        } else if !self.more_groups {
+            self.more_groups = true;
+            self.new_groups = true;
+        }
     }
-    let mut refused = None;
-    let answer = without_capabilities(|| perform(listener.as_fd(), grants, &held, &mut refused));
-    if let Some(denial) = refused {
-        name(refusals, denial);
-    }
-    let error = match answer {
-        Ok(()) => 0,
-        Err(e) => -e.raw_os_error(),
-    };
-    // ENOENT: the program (or the thread) is gone; nothing waits for this answer.
-    let _ = crate::sys::seccomp_notif_send(listener.as_fd(), held.id, 0, error);
-    true
+}
+
+/// The process (thread group) of thread `tid`.
+fn thread_group(tid: u32) -> Option<i32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse().ok())
 }
 
 /// Keeps `denial` for the report, once, and no more than the report lists.

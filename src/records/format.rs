@@ -136,6 +136,12 @@ pub struct Record {
     pub state: State,
     pub supervisor: Option<SupervisorIdentity>,
     pub group: Option<GroupIdentity>,
+    /// The leaders of the groups the command made of its own (the Landlock-only mode's held
+    /// `setsid` and `setpgid`), at most [`crate::procfs::MAX_LEADERS`], on the boot and in the pid namespace of
+    /// `group`: the sweep ends each one it can prove (see `records::sweep`).
+    pub groups: Vec<crate::procfs::Process>,
+    /// The command made more groups than `groups` holds.
+    pub more_groups: bool,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     /// Why it failed or was lost, in words.
@@ -158,6 +164,19 @@ pub struct Record {
 
 /// The current record format; a record of another version is not read.
 pub const VERSION: i64 = 1;
+
+/// A group leader as a record keeps it, `PID:START` (pid 2 and above, start time in ticks).
+fn parse_leader(text: &str) -> Result<crate::procfs::Process, String> {
+    let bad = || format!("`groups` holds `{}`, not PID:START", text.escape_debug());
+    let (pid, start) = text.split_once(':').ok_or_else(bad)?;
+    let digits = |s: &str| !s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(pid) || !digits(start) {
+        return Err(bad());
+    }
+    let pid: i32 = pid.parse().ok().filter(|p| *p >= 2).ok_or_else(bad)?;
+    let start: u64 = start.parse().map_err(|_| bad())?;
+    Ok(crate::procfs::Process { pid, start })
+}
 
 /// A TOML basic string. JSON's string escapes (`\"`, `\\`, `\n`, `\r`, `\t`, `\uXXXX` for every
 /// other control character and DEL) are all TOML basic-string escapes too, so the JSON writer's
@@ -197,6 +216,13 @@ impl Record {
             line("keeper_start", g.keeper_start.to_string());
             line("boot_id", toml_string(&g.boot_id));
             line("pid_namespace", g.pid_namespace.to_string());
+        }
+        if !self.groups.is_empty() {
+            let each: Vec<String> = self.groups.iter().map(|p| format!("{}:{}", p.pid, p.start)).collect();
+            line("groups", toml_array(&each));
+        }
+        if self.more_groups {
+            line("more_groups", "true".into());
         }
         if let Some(c) = self.exit_code {
             line("exit_code", c.to_string());
@@ -248,6 +274,8 @@ impl Record {
             "keeper_start",
             "boot_id",
             "pid_namespace",
+            "groups",
+            "more_groups",
             "exit_code",
             "signal",
             "detail",
@@ -322,6 +350,21 @@ impl Record {
             (None, None) => None,
             _ => return Err("`keeper_pid` and `keeper_start` go together".into()),
         };
+        let groups = match get("groups") {
+            None => Vec::new(),
+            Some(_) if group.is_none() => return Err("`groups` without `keeper_pid`".into()),
+            Some(_) => {
+                let each = strings("groups")?;
+                if each.len() > crate::procfs::MAX_LEADERS {
+                    return Err(format!("`groups` holds more than {} leaders", crate::procfs::MAX_LEADERS));
+                }
+                each.iter().map(|g| parse_leader(g)).collect::<Result<Vec<_>, _>>()?
+            }
+        };
+        let more_groups = match get("more_groups") {
+            None => false,
+            Some(_) => boolean("more_groups")?,
+        };
         Ok(Record {
             id,
             program: string("program")?,
@@ -335,6 +378,8 @@ impl Record {
             state,
             supervisor,
             group,
+            groups,
+            more_groups,
             exit_code: int("exit_code", 0, 255)?.map(|c| c as i32),
             signal: int("signal", 1, 64)?.map(|s| s as i32),
             detail: string("detail")?,
@@ -415,6 +460,8 @@ mod tests {
                 boot_id: "0b8a1c2d-1111-2222-3333-444455556666".into(),
                 pid_namespace: 4026531836,
             }),
+            groups: Vec::new(),
+            more_groups: false,
             exit_code: None,
             signal: None,
             detail: String::new(),
@@ -433,6 +480,38 @@ mod tests {
     fn a_record_round_trips() {
         let r = sample();
         assert_eq!(Record::parse(&r.to_toml()), Ok(r));
+    }
+
+    #[test]
+    fn the_groups_a_command_made_round_trip_and_bad_ones_are_refused() {
+        use crate::procfs::Process;
+        let mut r = sample();
+        r.groups =
+            vec![Process { pid: 300, start: 9 }, Process { pid: 301, start: 18_446_744_073_709_551_615 }];
+        r.more_groups = true;
+        let text = r.to_toml();
+        assert_eq!(Record::parse(&text), Ok(r.clone()));
+        let many: Vec<String> =
+            (2..2 + crate::procfs::MAX_LEADERS as i32 + 1).map(|p| format!("\"{p}:1\"")).collect();
+        for bad in [
+            text.replace("\"300:9\"", "\"1:9\""),
+            text.replace("\"300:9\"", "\"300\""),
+            text.replace("\"300:9\"", "\"-3:9\""),
+            text.replace("\"300:9\"", "\"300:9:1\""),
+            text.replace("\"300:9\"", "\"300:x\""),
+            text.replace("\"300:9\"", "300"),
+            text.replace("more_groups = true", "more_groups = 1"),
+            format!(
+                "groups = [{}]\n{}",
+                many.join(", "),
+                text.lines().filter(|l| !l.starts_with("groups")).collect::<Vec<_>>().join("\n")
+            ),
+        ] {
+            assert!(Record::parse(&bad).is_err(), "accepted:\n{bad}");
+        }
+        // Groups need the group's boot and pid namespace.
+        r.group = None;
+        assert!(Record::parse(&r.to_toml()).is_err());
     }
 
     #[test]

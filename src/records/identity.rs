@@ -33,29 +33,11 @@ pub fn pid_namespace() -> Result<u64, String> {
         .map_err(|e| format!("cannot stat /proc/self/ns/pid: {e}"))
 }
 
-/// The fields of `/proc/<pid>/stat` that identify a process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProcStat {
-    pub state: char,
-    pub pgrp: i32,
-    pub session: i32,
-    /// Start time in clock ticks since boot.
-    pub start: u64,
-}
+pub use crate::procfs::ProcStat;
 
-/// Reads `/proc/<pid>/stat`. The command name (field 2) may hold spaces and parentheses, so the
-/// fields are counted from the last `)`.
+/// Reads `/proc/<pid>/stat` (see [`crate::procfs`]).
 pub fn proc_stat(pid: i32) -> Option<ProcStat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &text[text.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // After the name: state(3) ppid(4) pgrp(5) session(6) … starttime(22).
-    Some(ProcStat {
-        state: fields.first()?.chars().next()?,
-        pgrp: fields.get(2)?.parse().ok()?,
-        session: fields.get(3)?.parse().ok()?,
-        start: fields.get(19)?.parse().ok()?,
-    })
+    crate::procfs::stat(pid)
 }
 
 /// The identity to record for a keeper that was just started (and is the caller's child, so its
@@ -94,6 +76,25 @@ pub fn prove_group(group: &GroupIdentity) -> Result<OwnedFd, String> {
     }
     if stat.pgrp != n || stat.session != n || stat.state == 'Z' {
         return Err("the recorded keeper no longer leads its group".into());
+    }
+    Ok(pidfd)
+}
+
+/// A pidfd on a group leader the command recorded (see `Record::groups`), if and only if it is
+/// provably still that leader: the record's boot and pid namespace, the same pid and start time,
+/// and its process group its own number. A group holds processes of one session only, and the
+/// command's processes make or join sessions of their own descent only, so such a group is the
+/// command's.
+pub fn prove_leader(group: &GroupIdentity, leader: &crate::procfs::Process) -> Result<OwnedFd, String> {
+    if group.boot_id != boot_id()? || group.pid_namespace != pid_namespace()? {
+        return Err("recorded on another boot or in another pid namespace".into());
+    }
+    if leader.pid < 2 || leader.pid == crate::sys::own_process_group() {
+        return Err(format!("the recorded leader {} is not one that can be signalled", leader.pid));
+    }
+    let (pidfd, stat) = leader.open().ok_or("the leader is gone, or its number now another process's")?;
+    if stat.pgrp != leader.pid {
+        return Err("the recorded leader no longer leads its group".into());
     }
     Ok(pidfd)
 }

@@ -119,21 +119,35 @@ pub fn sweep_one(
     }
 }
 
-/// Ends what is left of a lost command's group if, and only if, it is provably the command's.
+/// Ends what is left of a lost command's group if, and only if, it is provably the command's,
+/// and each group the command made of its own that is (see [`identity::prove_leader`]).
 /// Returns (killed, leftovers possible).
 fn end_lost(record: &Record) -> (bool, bool) {
     let Some(group) = &record.group else {
         // Never started: no process was recorded, so none can be left.
         return (false, false);
     };
+    let same_boot = identity::boot_id().ok().as_deref() == Some(group.boot_id.as_str());
+    // The groups the command made: each ended if its leader still provably leads it; one whose
+    // leader is gone may hold processes no one can prove the command's.
+    let mut own_groups_left = record.more_groups;
+    for leader in &record.groups {
+        match identity::prove_leader(group, leader) {
+            Ok(pidfd) => {
+                own_groups_left |= identity::signal_group(&pidfd, leader.pid, libc::SIGKILL).is_err()
+            }
+            Err(_) => own_groups_left |= same_boot,
+        }
+    }
     match identity::prove_group(group) {
         Ok(pidfd) => {
             let killed = identity::signal_group(&pidfd, group.keeper_pid, libc::SIGKILL).is_ok();
-            (killed, !killed)
+            (killed, !killed || own_groups_left)
         }
-        Err(_) if identity::boot_id().ok().as_deref() != Some(group.boot_id.as_str()) => (false, false),
-        // The keeper kills its group when its supervisor dies, so leftovers need both to have died
-        // at once; but that cannot be proven either way, so say so.
+        Err(_) if !same_boot => (false, false),
+        // The keeper kills its group (and whatever the command made) when its supervisor dies,
+        // so leftovers need both to have died at once; but that cannot be proven either way,
+        // so say so.
         Err(_) => (false, true),
     }
 }

@@ -12,11 +12,11 @@
 //!   filter can read): no new namespaces, so no way to look different from the outside.
 //! - `open_by_handle_at`, `name_to_handle_at`: opening files by handle skips path checks.
 //! - `kexec_*`, module loading, `reboot`, `swapon`/`swapoff`, `acct`, `quotactl`.
-//! - `setsid` and `setpgid`, unless the call has a pid namespace of its own: nothing may leave
-//!   the process group the helper kills as one (in the Landlock-only mode they are held for the
-//!   helper, which refuses them and names the refusal in the report). In the own world the
-//!   group holds the namespace's pid 1, whose end ends every process of the namespace, so a
-//!   program may make sessions and groups of its own there (`setsid`, `start_new_session`).
+//! - `setsid` and `setpgid` run in the own world, whose pid namespace's end ends every process
+//!   of the call whatever its group. In the Landlock-only mode they are held: the helper notes
+//!   the leader of each new group, so that the call's end, a stop and the sweep end that group
+//!   too, and lets the call go on (see [`crate::notify`] and [`crate::lifetime`]). Where no
+//!   listener can hold them (the file tool's filter), they are refused.
 //! - Acting on another process's limits, priority, scheduling, memory or descriptors:
 //!   `prlimit64`, `sched_setaffinity`, `sched_setscheduler`, `sched_setparam`, `sched_setattr`,
 //!   `migrate_pages` and `move_pages` unless the pid is 0 (the caller); `setpriority` and
@@ -174,8 +174,8 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_pidfd_getfd,
 ];
 
-/// A new session or process group: refused unless the call has a pid namespace of its own,
-/// where the namespace's end ends every process in it, whatever group it is in.
+/// A new session or process group: run in a pid namespace of the call's own, whose end ends
+/// every process in it, whatever group it is in; held where the helper notes each new group.
 const SESSIONS: &[libc::c_long] = &[libc::SYS_setsid, libc::SYS_setpgid];
 
 /// Calls whose first argument is a pid, allowed only for 0 (the caller itself).
@@ -298,8 +298,8 @@ pub enum Sessions {
     Allowed,
     /// Refused with `EPERM`.
     Refused,
-    /// Held for the helper, which refuses them too, and so knows to name the refusal in the
-    /// report (the Landlock-only mode, whose filter has a listener anyway).
+    /// Held for the helper, which notes the leader of each new group (so that the call's end
+    /// ends that group too) and lets the call go on: the Landlock-only mode.
     Held,
 }
 

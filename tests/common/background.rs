@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub const POLICY: &str = r#"commands = ["sh", "sleep", "python3", "head", "cat"]
+pub const POLICY: &str = r#"commands = ["sh", "sleep", "python3", "head", "cat", "setsid"]
 [files]
 read = ["~"]
 write = ["~/Link/Files"]

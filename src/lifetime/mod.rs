@@ -6,29 +6,32 @@
 //! ```text
 //! helper (lnk, child subreaper)
 //!  └─ keeper          new session and process group N; child subreaper; never sandboxed
-//!      └─ program     sandboxed (Landlock + seccomp), in group N, cannot setsid or setpgid
-//!          └─ …       everything it starts stays in group N
+//!      └─ program     sandboxed (Landlock + seccomp), in group N
+//!          └─ …       what it starts: in group N, or in groups and sessions of its own
 //! ```
 //!
 //! In the call's own world the keeper's child is the pid namespace's pid 1 (lnk's own code, in
 //! group N), which starts the program; there the program may make sessions and groups of its
 //! own, since pid 1's end (when group N is killed) ends every process of the namespace,
-//! whatever group it is in.
+//! whatever group it is in. In the Landlock-only mode it may too: the helper notes the leader
+//! of each group it makes, and what ends the call ends those groups and every process left
+//! anywhere beneath the helper, the call's subreaper (see [`escaped`]).
 //!
 //! Why a keeper. The group's number N is the keeper's pid, so N stays the group's for as long
 //! as the keeper lives, and the keeper lives until the helper reaps it. The helper therefore
 //! signals `-N` only while the keeper is unreaped, and a group number can never have been reused
 //! when it does. The program cannot signal the keeper (Landlock's signal scope: the keeper is
-//! outside the sandbox's domain) and cannot leave group N without a pid namespace (seccomp
-//! refuses `setsid` and `setpgid` there), so `kill(-N, SIGKILL)` ends every process the program
-//! started, daemonized or not. (A graceful stop's SIGTERM reaches group N only; a process of a
-//! session of its own in the own world gets the SIGKILL that ends the namespace.)
+//! outside the sandbox's domain), so `kill(-N, SIGKILL)` ends every process of group N; the
+//! groups the program made are ended by their noted leaders and by the walk of the helper's
+//! descendants (see [`escaped`]). (A graceful stop's SIGTERM reaches group N and the noted
+//! groups; in the own world a process of a session of its own gets the SIGKILL that ends the
+//! namespace.)
 //!
 //! The keeper holds no descriptor of the helper's but the one it reports on (it closes the rest
 //! once the program is forked), so it never keeps a pipe or a lock alive. Its job is small: reap
 //! what is reparented to it; when the program exits, write its
 //! wait status to the helper and kill the group (itself included); and if the helper dies,
-//! however it dies (SIGKILL included), kill the group. The last uses the parent-death signal,
+//! however it dies (SIGKILL included), end every process beneath it and then the group. The last uses the parent-death signal,
 //! which is delivered when the helper's thread exits; the race where the helper dies before the
 //! signal is set is closed by checking the parent's pid afterwards.
 
@@ -39,8 +42,11 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags};
 use rustix::process::{Pid, Signal, WaitOptions, WaitStatus};
 
+use crate::procfs::Process;
 use crate::sandbox::Sandbox;
 use crate::sys::{self, Forked};
+
+mod escaped;
 
 /// How long the helper keeps reading the output after the group was killed. Killed processes
 /// close their pipes at once; this bound only matters if something unexpected holds one.
@@ -225,11 +231,13 @@ fn keeper_main(
         // The program is over: so is everything it started, the keeper included.
         let _ = rustix::process::kill_current_process_group(Signal::KILL);
     }
+    if report_r.is_none() {
+        keep_without_a_world(program, &status)
+    }
     loop {
         match rustix::process::wait(WaitOptions::empty()) {
             Ok(Some((pid, wait_status))) if pid == program => {
-                // The program's own status (Landlock-only), or in the own world that of a pid 1
-                // that ended without a report (a report was told above).
+                // The status of a pid 1 that ended without a report (a report was told above).
                 let _ = rustix::io::write(&status, &encode_exit(wait_status));
                 // The program is over: so is everything it started, the keeper included.
                 let _ = rustix::process::kill_current_process_group(Signal::KILL);
@@ -239,6 +247,53 @@ fn keeper_main(
             Err(_) => {
                 let _ = rustix::process::kill_current_process_group(Signal::KILL);
                 sys::exit_now(125);
+            }
+        }
+    }
+}
+
+/// The keeper's life in the Landlock-only mode, where the program may make sessions and groups
+/// of its own (see [`escaped`]): it reaps, tells the program's end and kills its group; and if
+/// the helper dies, it ends every one of its descendants, whatever their group, before its own
+/// group and itself (nothing it ends is reparented past it: it is their subreaper). Signals come
+/// on a signalfd, so that ending runs as ordinary code, not in a handler.
+fn keep_without_a_world(program: Pid, status: &OwnedFd) -> ! {
+    let end_everything = || -> ! {
+        escaped::end_descendants(sys::own_process_group());
+        let _ = rustix::process::kill_current_process_group(Signal::KILL);
+        sys::exit_now(125)
+    };
+    // Before this, the parent-death signal's handler ends the group (the program cannot have
+    // made a session of its own yet: it has not run).
+    let Ok(signals) = sys::signalfd_for(&[libc::SIGCHLD, KEEPER_DEATH_SIGNAL.as_raw()]) else {
+        let _ = rustix::process::kill_current_process_group(Signal::KILL);
+        sys::exit_now(125)
+    };
+    loop {
+        // A SIGCHLD that came before the signalfd was made is seen here: the child waits.
+        loop {
+            match rustix::process::wait(WaitOptions::NOHANG) {
+                Ok(Some((pid, wait_status))) if pid == program => {
+                    // The program's own status; then the program is over, and so is its
+                    // group, the keeper included (what left the group is the helper's to end:
+                    // it is reparented there).
+                    let _ = rustix::io::write(status, &encode_exit(wait_status));
+                    let _ = rustix::process::kill_current_process_group(Signal::KILL);
+                }
+                Ok(Some(_)) => {}
+                Ok(None) | Err(rustix::io::Errno::CHILD) => break,
+                Err(rustix::io::Errno::INTR) => {}
+                Err(_) => end_everything(),
+            }
+        }
+        let mut fds = [PollFd::new(&signals, PollFlags::IN)];
+        match rustix::event::poll(&mut fds, None) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(_) => end_everything(),
+        }
+        while let Some(signal) = sys::read_signal(signals.as_fd()) {
+            if signal == KEEPER_DEATH_SIGNAL.as_raw() {
+                end_everything();
             }
         }
     }
@@ -419,11 +474,13 @@ impl Group {
         self.keeper
     }
 
-    /// Kills every process of the group. Sound only while the keeper is unreaped, which the type
-    /// guarantees: `reap` consumes the group.
-    fn kill(&self) {
+    /// Kills every process of the group, and of the groups the program made (`leaders`, see
+    /// [`escaped`]). Sound only while the keeper is unreaped, which the type guarantees: `reap`
+    /// consumes the group.
+    fn kill(&self, leaders: &[Process]) {
         debug_assert!(!self.reaped);
         let _ = rustix::process::kill_process_group(self.keeper, Signal::KILL);
+        escaped::signal_groups(leaders, Signal::KILL);
     }
 
     /// Waits until the program has been executed (the failure pipe closes with `execve`), or
@@ -443,17 +500,23 @@ impl Group {
         result
     }
 
-    /// Sends `signal` and SIGCONT (a stopped process must run to act on a SIGTERM) to the group.
-    fn signal_gracefully(&self) {
+    /// Sends SIGTERM and SIGCONT (a stopped process must run to act on a SIGTERM) to the group,
+    /// and to the groups the program made (`leaders`).
+    fn signal_gracefully(&self, leaders: &[Process]) {
         debug_assert!(!self.reaped);
         let _ = rustix::process::kill_process_group(self.keeper, Signal::TERM);
         let _ = rustix::process::kill_process_group(self.keeper, Signal::CONT);
+        escaped::signal_groups(leaders, Signal::TERM);
+        escaped::signal_groups(leaders, Signal::CONT);
     }
 
     /// Waits for the program, reading its output as it comes, until it ends, `deadline` passes,
     /// or a signal arrives on `stop_signals`. Then ends the group (SIGTERM, `grace`, SIGKILL; or
-    /// SIGKILL at once when `grace` is zero), drains the output (bounded), and reaps the keeper and
-    /// anything reparented to the helper.
+    /// SIGKILL at once when `grace` is zero), and the groups the program made, drains the output
+    /// (bounded), and reaps the keeper and anything reparented to the helper, ending whatever of
+    /// the program's is left (see [`escaped`]). `on_new_groups` is told the leaders of the groups
+    /// the program made (and whether there were more) each time more are noted (a background
+    /// command records them).
     pub fn wait(
         mut self,
         mut outputs: [OutputSink<'_>; 2],
@@ -461,6 +524,7 @@ impl Group {
         grace: Duration,
         stop_signals: &OwnedFd,
         mut notifier: Option<&mut crate::notify::Notifier>,
+        on_new_groups: &mut dyn FnMut(&[Process], bool),
     ) -> Waited {
         let mut waited = Waited { exit: None, timed_out: false, stopped_by: None, start_failure: None };
         // When the group was asked to end with SIGTERM: SIGKILL follows at this instant.
@@ -482,11 +546,12 @@ impl Group {
                 if kill_at.is_none() {
                     waited.timed_out = true;
                 }
+                let leaders = notifier.as_deref().map_or(&[][..], |n| n.groups());
                 if kill_at.is_none() && !grace.is_zero() {
-                    self.signal_gracefully();
+                    self.signal_gracefully(leaders);
                     kill_at = Some(now + grace);
                 } else {
-                    self.kill();
+                    self.kill(leaders);
                     drain_until = Some(now + DRAIN_AFTER_KILL);
                 }
                 continue;
@@ -515,7 +580,7 @@ impl Group {
             match rustix::event::poll(&mut fds, timeout.as_ref()) {
                 Ok(_) | Err(rustix::io::Errno::INTR) => {}
                 Err(_) => {
-                    self.kill();
+                    self.kill(notifier.as_deref().map_or(&[][..], |n| n.groups()));
                     break;
                 }
             }
@@ -545,22 +610,26 @@ impl Group {
                         // Reported, or the keeper is gone without a word: either way the group
                         // ends now (the keeper's own kill may not have happened).
                         status_open = false;
-                        self.kill();
+                        self.kill(notifier.as_deref().map_or(&[][..], |n| n.groups()));
                         drain_until.get_or_insert(Instant::now() + DRAIN_AFTER_KILL);
                     }
                     4 => {
                         if let Some(n) = notifier.as_deref_mut() {
                             n.ready(revents.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL));
+                            if n.take_new_groups() {
+                                on_new_groups(n.groups(), n.more_groups());
+                            }
                         }
                     }
                     _ => {
                         if let Some(sig) = sys::read_signal(stop_signals.as_fd()) {
                             waited.stopped_by.get_or_insert(sig);
+                            let leaders = notifier.as_deref().map_or(&[][..], |n| n.groups());
                             if grace.is_zero() || kill_at.is_some() {
-                                self.kill();
+                                self.kill(leaders);
                                 drain_until.get_or_insert(Instant::now() + DRAIN_AFTER_KILL);
                             } else if drain_until.is_none() {
-                                self.signal_gracefully();
+                                self.signal_gracefully(leaders);
                                 kill_at = Some(Instant::now() + grace);
                             }
                         }
@@ -572,7 +641,10 @@ impl Group {
             Some(known) => known,
             None => self.read_start_failure(),
         };
-        self.reap();
+        match notifier {
+            Some(n) => self.reap(n.groups(), n.made_groups()),
+            None => self.reap(&[], false),
+        }
         waited
     }
 
@@ -589,17 +661,23 @@ impl Group {
     /// Ends a group whose program never started (see [`Group::wait_started`]): kills what is
     /// there and reaps it.
     pub fn abandon(mut self) {
-        self.reap();
+        self.reap(&[], false);
     }
 
     /// Signals the group one last time (the keeper is still unreaped, so the number is still the
-    /// group's), then reaps the keeper and every process reparented to the helper.
-    fn reap(&mut self) {
-        self.kill();
+    /// group's), and the groups the program made (`leaders`), then reaps the keeper and every
+    /// process reparented to the helper. When the program made groups of its own (`escaped`),
+    /// what it left in them is the helper's descendants now (the keeper and the helper are child
+    /// subreapers) and is ended too, group by group (see [`escaped`]).
+    fn reap(&mut self, leaders: &[Process], escaped: bool) {
+        self.kill(leaders);
         let _ = rustix::process::waitpid(Some(self.keeper), WaitOptions::empty());
         self.reaped = true;
+        if escaped {
+            escaped::end_descendants(sys::own_process_group());
+        }
         // Anything else that is our child was reparented to the helper (a child subreaper) when
-        // the keeper died; it was in group N and is dying of the kill above.
+        // the keeper died; it was in a group killed above and is dying.
         while let Ok(Some(_)) = rustix::process::wait(WaitOptions::empty()) {}
     }
 }
