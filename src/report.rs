@@ -73,6 +73,9 @@ pub struct Report {
     pub internet: Option<crate::proxy::Log>,
     /// What the sandbox refused, known or inferred (see [`crate::denials`]).
     pub denials: Vec<crate::denials::Denial>,
+    /// In the Landlock-only mode, the program's servers: (the address it asked for, where it
+    /// really listened, on the call's loopback).
+    pub servers: Vec<(std::net::SocketAddr, std::net::SocketAddr)>,
     pub wall: Duration,
 }
 
@@ -92,6 +95,7 @@ impl Report {
             enforcement: None,
             internet: None,
             denials: Vec::new(),
+            servers: Vec::new(),
             wall: Duration::ZERO,
         }
     }
@@ -187,6 +191,10 @@ impl Report {
         o = o.raw("enforced", &enforced);
         o = o.raw("internet", &self.internet.as_ref().map_or("null".to_owned(), internet_json));
         o = o.raw("denials", &json::array(self.denials.iter().map(|d| d.to_json())));
+        let servers = self.servers.iter().map(|(asked, real)| {
+            json::Object::new().str("asked", &asked.to_string()).str("listened", &real.to_string()).finish()
+        });
+        o = o.raw("servers", &json::array(servers));
         o.num("wall_ms", self.wall.as_millis() as u64).finish()
     }
 

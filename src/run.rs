@@ -134,6 +134,10 @@ pub fn run(req: &RunRequest) -> Report {
     report.stdout = stdout.finish();
     report.stderr = stderr.finish();
     report.internet = proxy_log.map(|log| proxy::lock(&log).clone());
+    report.servers = notifier
+        .as_ref()
+        .map(|n| n.servers().iter().map(|s| (s.asked, s.real)).collect())
+        .unwrap_or_default();
     // What was refused: what lnk refused itself (known), then what the program's error lines
     // show and the grants and the files' own permissions explain (inferred).
     if !session {

@@ -91,11 +91,11 @@ fn the_notify_request_corpus_decodes_without_panicking() {
         raw[..n].copy_from_slice(&bytes[..n]);
         let held = lnk::notify::Held::parse(&raw);
         match lnk::notify::request::decode_call(i64::from(held.nr), held.args) {
-            Ok(lnk::notify::request::Call::Connect(c)) => {
+            Ok(lnk::notify::request::Call::Socket(lnk::notify::request::SocketCall::Connect(c))) => {
                 let len = c.len;
                 let address = &bytes[n..];
                 let read = &address[..address.len().min(28).min(len.max(0) as usize)];
-                let parsed = lnk::notify::connect::parse_sockaddr(read, len as usize);
+                let parsed = lnk::notify::sockets::parse_sockaddr(read, len as usize);
                 assert!(parsed.is_ok_and(|a| a.port() == 3128), "{parsed:?}");
                 connects += 1;
             }

@@ -324,10 +324,11 @@ tcp = ["192.0.2.1:5432"]
                 said(name, "EPERM");
             }
             if w.held {
-                // The host's network: no UDP at all, and no server of the program's.
+                // The host's network: no UDP at all; the program's server listens on the call's
+                // own loopback (see run_local_servers.rs).
                 said("udp_out", "EPERM");
                 said("udp_loopback", "EPERM");
-                said("bind", "EPERM");
+                said("bind", "ok");
             } else {
                 // UDP stays in the namespace: out is unreachable, its own loopback is the
                 // program's, and the program may serve there (a local server and its client).
@@ -335,6 +336,8 @@ tcp = ["192.0.2.1:5432"]
                 said("udp_loopback", "ok");
                 said("bind", "ok");
             }
+            // Never on an address that is not loopback: the host's in the held door's mode.
+            said("bind_elsewhere", "EADDRNOTAVAIL");
             assert_ne!(r.said("dns"), "ok", "the program has no DNS: {}", r.raw);
             // The proxy itself is reached, by IPv4 and by a v4-mapped IPv6 address, blocking or
             // not, and refuses an IP literal that is not listed.
@@ -387,6 +390,7 @@ say("netlink", attempt(lambda: socket.socket(16, socket.SOCK_RAW, 0)))
 def listen():
     s = socket.socket(); s.bind(("127.0.0.1", 3129)); s.listen()
 say("bind", attempt(listen))
+say("bind_elsewhere", attempt(lambda: socket.socket().bind(("198.51.100.7", 3129))))
 say("unshare_net", sc(272, 0x40000000))
 say("dns", attempt(lambda: socket.getaddrinfo("allowed.test", 80)))
 def via_proxy(family, host):

@@ -1,14 +1,14 @@
 //! A held call's notification, as the kernel gives it (80 bytes of `struct seccomp_notif`), read
 //! and decoded: it never panics, a call it cannot name is refused, and what it decodes keeps the
 //! numbers the kernel gave (an fd or a directory fd is the argument's low 32 bits). The bytes
-//! past the first 80 are a held connect's address, as the program's memory holds it: decoded
+//! past the first 80 are a held socket call's address, as the program's memory holds it: decoded
 //! without a panic, and only an IPv4 or IPv6 address of the length the kernel takes.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use lnk::notify::Held;
-use lnk::notify::connect::parse_sockaddr;
-use lnk::notify::request::{Call, Target, decode_call};
+use lnk::notify::request::{Address, Call, SocketCall, Target, decode_call};
+use lnk::notify::sockets::parse_sockaddr;
 
 fuzz_target!(|data: &[u8]| {
     let mut raw = [0u8; 80];
@@ -24,8 +24,13 @@ fuzz_target!(|data: &[u8]| {
                 assert!(held.args.contains(&path));
             }
         },
-        Ok(Call::Connect(lnk::notify::request::Connect { fd, address, len })) => {
+        Ok(Call::Socket(SocketCall::Connect(Address { fd, address, len })))
+        | Ok(Call::Socket(SocketCall::Bind(Address { fd, address, len }))) => {
             assert!(low(fd) && low(len) && held.args.contains(&address));
+        }
+        Ok(Call::Socket(SocketCall::Listen { fd })) => assert!(low(fd)),
+        Ok(Call::Socket(SocketCall::Name { fd, address, len })) => {
+            assert!(low(fd) && held.args.contains(&address) && held.args.contains(&len));
         }
         Ok(Call::Session(name)) => assert!(name == "setsid" || name == "setpgid"),
         Err(_) => {}

@@ -36,6 +36,29 @@ impl Memory {
         Ok(Memory { file })
     }
 
+    /// The same, open for writing too: only for a call whose answer the program's memory
+    /// receives (`getsockname`).
+    pub fn open_writable(tid: u32) -> Result<Memory, Errno> {
+        let path = format!("/proc/{tid}/mem");
+        let file = rustix::fs::open(path.as_str(), OFlags::RDWR | OFlags::CLOEXEC, Mode::empty())?;
+        Ok(Memory { file })
+    }
+
+    /// Writes `bytes` at `address`; `EFAULT` where the program has no writable memory.
+    pub fn write(&self, address: u64, bytes: &[u8]) -> Result<(), Errno> {
+        let mut done = 0;
+        while done < bytes.len() {
+            let offset = address.checked_add(done as u64).ok_or(Errno::FAULT)?;
+            match rustix::io::pwrite(&self.file, &bytes[done..], offset) {
+                Ok(0) | Err(Errno::IO) => return Err(Errno::FAULT),
+                Ok(n) => done += n,
+                Err(Errno::INTR) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
     /// Reads exactly `buf.len()` bytes at `address`; `EFAULT` where the program has none.
     pub fn read(&self, address: u64, buf: &mut [u8]) -> Result<(), Errno> {
         let mut done = 0;

@@ -36,8 +36,9 @@ pub struct Grants {
     /// Every path no grant opens ([`crate::protected::never_granted`]), to name a refusal
     /// there as a secret's.
     pub never_granted: crate::protected::Secrets,
-    /// Where held connects go, with `[internet]` ([`crate::proxy::host_door`]).
-    pub connects: Option<std::sync::Arc<crate::proxy::host_door::Router>>,
+    /// The call's loopback, where held connects go and the program's servers listen (see
+    /// [`super::loopback`]); none where the program may make no socket.
+    pub connects: Option<std::sync::Arc<super::loopback::Loopback>>,
 }
 
 /// Performs `request` for the process `pid`, whose memory is `memory`. The answer is the call's

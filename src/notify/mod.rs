@@ -1,7 +1,8 @@
 //! Held system calls (seccomp user notification): in the Landlock-only mode, the helper
 //! performs the program's metadata calls (`chmod`, `chown`, `utimensat`, the xattr calls and
-//! their siblings) beneath the write grants, and refuses them elsewhere; with `[internet]` it
-//! makes the program's TCP connections too, to the call's proxy only ([`connect`]); and it notes
+//! their siblings) beneath the write grants, and refuses them elsewhere; it makes the program's
+//! TCP connections and listeners on the call's own loopback ([`sockets`], [`loopback`]): to the
+//! call's proxy with `[internet]`, and to the program's own servers; and it notes
 //! the leader of each session or group the program makes (`setsid`, `setpgid`), which then goes
 //! on into the kernel, so that the call's end ends those groups too (see [`crate::lifetime`]).
 //!
@@ -30,10 +31,11 @@
 //! What it costs: a socket pair and one message per launch; a held call costs two context
 //! switches and a few system calls of the helper's.
 
-pub mod connect;
+pub mod loopback;
 pub mod memory;
 pub mod metadata;
 pub mod request;
+pub mod sockets;
 
 use std::io::IoSliceMut;
 use std::mem::MaybeUninit;
@@ -183,6 +185,11 @@ impl Notifier {
         self.more_groups
     }
 
+    /// The listeners made for the program's servers (see [`loopback::Loopback::made`]).
+    pub fn servers(&self) -> Vec<loopback::Server> {
+        self.grants.connects.as_ref().map(|l| l.made()).unwrap_or_default()
+    }
+
     /// Whether groups were noted since this was last asked.
     pub fn take_new_groups(&mut self) -> bool {
         std::mem::take(&mut self.new_groups)
@@ -256,12 +263,12 @@ impl Notifier {
         if let Some(denial) = refused {
             name(&mut self.refusals, denial);
         }
-        let error = match answer {
-            Ok(()) => 0,
-            Err(e) => -e.raw_os_error(),
-        };
         // ENOENT: the program (or the thread) is gone; nothing waits for this answer.
-        let _ = crate::sys::seccomp_notif_send(listener.as_fd(), held.id, 0, error);
+        let _ = match answer {
+            Ok(Reply::Done) => crate::sys::seccomp_notif_send(listener.as_fd(), held.id, 0, 0),
+            Ok(Reply::Continue) => crate::sys::seccomp_notif_continue(listener.as_fd(), held.id),
+            Err(e) => crate::sys::seccomp_notif_send(listener.as_fd(), held.id, 0, -e.raw_os_error()),
+        };
         true
     }
 
@@ -307,6 +314,15 @@ fn name(refusals: &mut Vec<crate::denials::Denial>, denial: crate::denials::Deni
     }
 }
 
+/// How a held call is answered when it succeeds.
+pub enum Reply {
+    /// Done for the program: the call returns 0.
+    Done,
+    /// Let go on into the kernel, as made: only for calls whose only effect is to tell the
+    /// program about what is its own (see [`sockets`]).
+    Continue,
+}
+
 /// Decodes and performs one held call, answering for the program. A refusal the report should
 /// name is put in `refused`.
 fn perform(
@@ -314,14 +330,14 @@ fn perform(
     grants: &Grants,
     held: &Held,
     refused: &mut Option<crate::denials::Denial>,
-) -> Result<(), Errno> {
+) -> Result<Reply, Errno> {
     if held.arch != crate::sandbox::bpf::AUDIT_ARCH {
         return Err(Errno::NOSYS);
     }
     let call = request::decode_call(i64::from(held.nr), held.args)?;
     let memory = memory::Memory::open(held.pid).map_err(|_| Errno::PERM)?;
     let process = match call {
-        request::Call::Connect(_) => Some(open_process(held.pid)?),
+        request::Call::Socket(_) => Some(open_process(held.pid)?),
         request::Call::Metadata(_) | request::Call::Session(_) => None,
     };
     // What was opened is the holding thread's only while its call is still held.
@@ -330,14 +346,14 @@ fn perform(
     }
     match (call, process) {
         (request::Call::Metadata(request), _) => {
-            metadata::perform(grants, held.pid, &memory, &request, refused)
+            metadata::perform(grants, held.pid, &memory, &request, refused).map(|()| Reply::Done)
         }
-        (request::Call::Connect(request), Some(process)) => {
-            // A connect is held only with a held door; without one, no socket could be made.
-            let router = grants.connects.as_ref().ok_or(Errno::PERM)?;
-            connect::perform(listener, held.id, router, &process, &memory, request)
+        (request::Call::Socket(call), Some(process)) => {
+            // A socket is held only with the call's loopback; without one, none could be made.
+            let loopback = grants.connects.as_ref().ok_or(Errno::PERM)?;
+            sockets::perform(listener, held.id, loopback, held.pid, &process, &memory, call)
         }
-        (request::Call::Connect(_), None) | (request::Call::Session(_), _) => Err(Errno::PERM),
+        (request::Call::Socket(_), None) | (request::Call::Session(_), _) => Err(Errno::PERM),
     }
 }
 

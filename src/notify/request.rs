@@ -1,4 +1,5 @@
-//! A held system call, decoded: which metadata call (or `connect`), on what, with which values. Pure: it reads
+//! A held system call, decoded: which metadata call (or socket call, or session call), on what,
+//! with which values. Pure: it reads
 //! only the numbers the kernel copied into the notification (the program cannot change those
 //! after the fact), never the program's memory, so it can be fuzzed alone
 //! (`fuzz/fuzz_targets/notify_request.rs`).
@@ -91,16 +92,29 @@ fn path(dirfd: i32, address: u64, flags: u32, allowed: u32, follow: bool) -> Res
 pub enum Call {
     /// A metadata call (the Landlock-only mode: [`super::metadata`]).
     Metadata(Request),
-    /// `connect` (the Landlock-only mode with `[internet]`: [`super::connect`]).
-    Connect(Connect),
+    /// A call on a socket (the Landlock-only mode: [`super::sockets`]).
+    Socket(SocketCall),
     /// `setsid` or `setpgid` (the Landlock-only mode), which the helper refuses and names: the
     /// call's name.
     Session(&'static str),
 }
 
-/// A held `connect(fd, address, len)`.
+/// A held call on a socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Connect {
+pub enum SocketCall {
+    /// `connect(fd, address, len)`.
+    Connect(Address),
+    /// `bind(fd, address, len)`.
+    Bind(Address),
+    /// `listen(fd, backlog)`.
+    Listen { fd: i32 },
+    /// `getsockname(fd, address, len)`: `len` is the address of the buffer's length.
+    Name { fd: i32, address: u64, len: u64 },
+}
+
+/// A socket call's descriptor and the `struct sockaddr` it gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Address {
     pub fd: i32,
     /// The `struct sockaddr`'s address in the program's memory.
     pub address: u64,
@@ -108,18 +122,21 @@ pub struct Connect {
     pub len: i32,
 }
 
-/// Decodes a held call: a session call, a `connect`, or a metadata call as [`decode`] reads it.
+/// Decodes a held call: a session call, a socket call, or a metadata call as [`decode`] reads
+/// it.
 pub fn decode_call(nr: i64, args: [u64; 6]) -> Result<Call, Errno> {
-    if nr == libc::SYS_setsid {
-        return Ok(Call::Session("setsid"));
+    let address = || Address { fd: int(args[0]), address: args[1], len: int(args[2]) };
+    match nr {
+        n if n == libc::SYS_setsid => Ok(Call::Session("setsid")),
+        n if n == libc::SYS_setpgid => Ok(Call::Session("setpgid")),
+        n if n == libc::SYS_connect => Ok(Call::Socket(SocketCall::Connect(address()))),
+        n if n == libc::SYS_bind => Ok(Call::Socket(SocketCall::Bind(address()))),
+        n if n == libc::SYS_listen => Ok(Call::Socket(SocketCall::Listen { fd: int(args[0]) })),
+        n if n == libc::SYS_getsockname => {
+            Ok(Call::Socket(SocketCall::Name { fd: int(args[0]), address: args[1], len: args[2] }))
+        }
+        _ => decode(nr, args).map(Call::Metadata),
     }
-    if nr == libc::SYS_setpgid {
-        return Ok(Call::Session("setpgid"));
-    }
-    if nr == libc::SYS_connect {
-        return Ok(Call::Connect(Connect { fd: int(args[0]), address: args[1], len: int(args[2]) }));
-    }
-    decode(nr, args).map(Call::Metadata)
 }
 
 /// Decodes a held metadata call, as the kernel's `seccomp_data` gives it (`nr`, `args`). A call this
@@ -234,14 +251,27 @@ mod tests {
     }
 
     #[test]
-    fn a_connect_is_decoded_with_the_ints_the_kernel_reads() {
+    fn socket_calls_are_decoded_with_the_ints_the_kernel_reads() {
+        let address = Address { fd: 5, address: 0x5000, len: -1 };
         assert_eq!(
             decode_call(libc::SYS_connect, args(&[0xffff_ffff_0000_0005, 0x5000, 0xffff_ffff])),
-            Ok(Call::Connect(Connect { fd: 5, address: 0x5000, len: -1 }))
+            Ok(Call::Socket(SocketCall::Connect(address)))
+        );
+        assert_eq!(
+            decode_call(libc::SYS_bind, args(&[0xffff_ffff_0000_0005, 0x5000, 0xffff_ffff])),
+            Ok(Call::Socket(SocketCall::Bind(address)))
+        );
+        assert_eq!(
+            decode_call(libc::SYS_listen, args(&[7, 128])),
+            Ok(Call::Socket(SocketCall::Listen { fd: 7 }))
+        );
+        assert_eq!(
+            decode_call(libc::SYS_getsockname, args(&[7, 0x10, 0x20])),
+            Ok(Call::Socket(SocketCall::Name { fd: 7, address: 0x10, len: 0x20 }))
         );
         let chmod = decode_call(libc::SYS_fchmod, args(&[3, 0o644])).unwrap();
         assert_eq!(chmod, Call::Metadata(Request { op: Op::Chmod { mode: 0o644 }, target: Target::Fd(3) }));
-        assert_eq!(decode_call(libc::SYS_bind, args(&[])), Err(Errno::NOSYS));
+        assert_eq!(decode_call(libc::SYS_accept, args(&[])), Err(Errno::NOSYS));
         assert_eq!(decode_call(libc::SYS_setsid, args(&[])), Ok(Call::Session("setsid")));
     }
 }

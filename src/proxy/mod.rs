@@ -186,9 +186,9 @@ pub fn serve_door(
             }
         }
         NetworkDoor::Held(door) => {
-            let (listeners, router) = door.into_parts();
-            let log = router.log();
-            (listeners, Some(router), log)
+            let (listeners, loopback) = door.into_parts();
+            let log = loopback.log();
+            (listeners, Some(loopback), log)
         }
     };
     lock(&log).confinement = confinement;

@@ -28,11 +28,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::door::Listener;
-use super::host_door::{ADMISSION_WAIT, Router};
 use super::policy::{self, RateLimit, Refused};
 use super::request::{self, Body, Malformed, ProxyRequest};
 use super::{Log, ResolveOverride};
 use crate::flags::InternetFlags;
+use crate::notify::loopback::{ADMISSION_WAIT, Loopback};
 
 /// The longest request head (request line and headers) the proxy reads.
 const MAX_HEAD: usize = 64 * 1024;
@@ -60,7 +60,7 @@ struct Shared {
     open: AtomicUsize,
     /// On the host's loopback (the held door), the connections the helper made, which alone
     /// are served.
-    admitted_by: Option<Arc<Router>>,
+    admitted_by: Option<Arc<Loopback>>,
 }
 
 /// Starts one accepting thread per listening socket. The threads run until the process ends.
@@ -69,7 +69,7 @@ pub fn serve(
     net: InternetFlags,
     resolve: Vec<ResolveOverride>,
     log: Arc<Mutex<Log>>,
-    admitted_by: Option<Arc<Router>>,
+    admitted_by: Option<Arc<Loopback>>,
 ) {
     let shared = Arc::new(Shared {
         rate: Mutex::new(RateLimit::new(net.per_minute)),

@@ -403,13 +403,15 @@ impl Sandbox {
         let policy = seccomp::SeccompPolicy {
             // TCP and UDP in a network namespace of the call's own (loopback, and the door);
             // without one, TCP sockets whose connects the helper makes, with [internet] only.
-            network: match (&door, own_world && req.flags.tool == Tool::Run) {
-                (_, true) => seccomp::Network::Namespace,
+            network: match (&door, own_world && req.flags.tool == Tool::Run, &notify) {
+                (_, true, _) => seccomp::Network::Namespace,
                 // Test builds can leave the hold out, to show Landlock's port rule under it.
-                (Some(NetworkDoor::Held(_)), false) if layer_off("held-connects") => {
+                (Some(NetworkDoor::Held(_)), false, _) if layer_off("held-connects") => {
                     seccomp::Network::Namespace
                 }
-                (Some(NetworkDoor::Held(_)), false) => seccomp::Network::Held,
+                // The host's network, each socket call held: the call's own loopback (its
+                // servers), and the proxy with `[internet]`.
+                (_, false, Some(_)) => seccomp::Network::Held,
                 _ => seccomp::Network::None,
             },
             // Outside the write grants a read-only mount answers these with EROFS; without one
@@ -664,9 +666,11 @@ fn notify_plan(
     }
     let holes = holes.iter().map(|h| h.path.clone()).filter(|h| !private_tmp.starts_with(h)).collect();
     let channel = crate::notify::Channel::new().map_err(Refusal::kernel)?;
+    // The call's loopback: the proxy's and forwarders' routes with `[internet]`, and the
+    // program's own servers in any case.
     let connects = match door {
-        Some(NetworkDoor::Held(door)) => Some(door.router()),
-        _ => None,
+        Some(NetworkDoor::Held(door)) => door.loopback(),
+        _ => std::sync::Arc::new(crate::notify::loopback::Loopback::new(Vec::new())),
     };
     // Found only if a held call is refused (see `Secrets`): nothing of it on the launch.
     let never_granted = crate::protected::Secrets {
@@ -677,7 +681,10 @@ fn notify_plan(
         as_root: rustix::process::geteuid().is_root(),
         found: std::cell::OnceCell::new(),
     };
-    Ok((channel, crate::notify::Grants { write_roots: roots, holes, never_granted, connects }))
+    Ok((
+        channel,
+        crate::notify::Grants { write_roots: roots, holes, never_granted, connects: Some(connects) },
+    ))
 }
 
 /// Whether a test build was asked to leave out one layer of the sandbox (`LNK_TEST_WITHOUT`),

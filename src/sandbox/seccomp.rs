@@ -42,11 +42,11 @@
 //!   covert channel), no netlink, no packet sockets, and no pathname or abstract Unix socket of
 //!   the host (Landlock before ABI 9 cannot stop a `connect` to a socket file in a readable
 //!   folder). With one (the own world), TCP and UDP over IPv4 and IPv6 only: its loopback is the
-//!   call's own, and its only way out the proxy's door. Without one but with `[internet]` (the
-//!   held door, [`crate::proxy::host_door`]): TCP sockets only, each `connect` held for the
-//!   helper, which makes the connection itself, to the call's proxy only, and `bind` and
-//!   `listen` refused (no server on the host's network). Unix sockets stay refused in every
-//!   case. `socketpair` is allowed for `AF_UNIX` stream and seqpacket sockets only, which can
+//!   call's own, and its only way out the proxy's door. Without one (the Landlock-only mode):
+//!   TCP sockets only, each `connect`, `bind`, `listen` and `getsockname` held for the helper,
+//!   which makes connections (to the call's proxy with `[internet]`, or the program's own
+//!   servers) and listeners on the call's own loopback ([`crate::notify::loopback`]), so
+//!   nothing binds on the host's network. Unix sockets stay refused in every case. `socketpair` is allowed for `AF_UNIX` stream and seqpacket sockets only, which can
 //!   never reach another socket (a datagram pair could `sendto` a host socket by path).
 //!
 //! One filter is installed, compiled by [`super::bpf`]: it kills the process for a call made
@@ -267,9 +267,10 @@ pub enum Network {
     None,
     /// `AF_INET`/`AF_INET6` TCP and UDP sockets, in a network namespace of the call's own.
     Namespace,
-    /// `AF_INET`/`AF_INET6` TCP sockets on the host's network, each `connect` held for the
-    /// helper (which makes the connection, to the call's proxy only); `bind` and `listen`
-    /// refused. Needs the filter's listener ([`Metadata::Notified`]).
+    /// `AF_INET`/`AF_INET6` TCP sockets on the host's network, each `connect`, `bind`,
+    /// `listen` and `getsockname` held for the helper, which makes connections and listeners on
+    /// the call's own loopback (see [`crate::notify::loopback`]). Needs the filter's listener
+    /// ([`Metadata::Notified`]).
     Held,
 }
 
@@ -444,15 +445,17 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
                 &[0, libc::IPPROTO_TCP, libc::IPPROTO_UDP],
             )),
         ),
-        // On the host's network: TCP only (no UDP, no DNS), and no connect of the program's own.
+        // On the host's network: TCP only (no UDP, no DNS), and no connect, bind or listen of
+        // the program's own: the helper makes each on the call's loopback, and tells the
+        // program the address its listeners were asked for.
         Network::Held => {
             p.set(
                 libc::SYS_socket,
                 when(inet_rules([libc::SOCK_STREAM, libc::SOCK_STREAM], &[0, libc::IPPROTO_TCP])),
             );
-            p.set(libc::SYS_connect, Entry::Always(Answer::Notify));
-            p.set(libc::SYS_bind, refuse.clone());
-            p.set(libc::SYS_listen, refuse.clone());
+            for nr in [libc::SYS_connect, libc::SYS_bind, libc::SYS_listen, libc::SYS_getsockname] {
+                p.set(nr, Entry::Always(Answer::Notify));
+            }
         }
     }
     p
@@ -601,7 +604,7 @@ mod tests {
     }
 
     #[test]
-    fn without_a_namespace_internet_is_tcp_whose_connects_are_held() {
+    fn without_a_namespace_tcp_sockets_are_made_and_every_socket_call_is_held() {
         let filter = build(SeccompPolicy {
             network: Network::Held,
             metadata: Metadata::Notified,
@@ -611,8 +614,8 @@ mod tests {
         });
         // TCP made (bits 0, 1), everything else refused (2-6).
         assert_eq!(in_child_under(&filter, socket_probe), 0b111_1111);
-        // UDP refused; a connect held (without a listener the kernel answers ENOSYS), and a
-        // bind and a listen refused.
+        // UDP refused; a connect, a bind, a listen and a getsockname held (without a listener
+        // the kernel answers ENOSYS).
         let held = || {
             let errno = || {
                 // SAFETY: reads this thread's errno.
@@ -635,13 +638,17 @@ mod tests {
                 let r = libc::connect(fd, std::ptr::addr_of!(addr).cast(), len);
                 bits |= i32::from(r < 0 && errno() == libc::ENOSYS) << 1;
                 let r = libc::bind(fd, std::ptr::addr_of!(addr).cast(), len);
-                bits |= i32::from(r < 0 && errno() == libc::EPERM) << 2;
-                bits |= i32::from(libc::listen(fd, 1) < 0 && errno() == libc::EPERM) << 3;
+                bits |= i32::from(r < 0 && errno() == libc::ENOSYS) << 2;
+                bits |= i32::from(libc::listen(fd, 1) < 0 && errno() == libc::ENOSYS) << 3;
+                let mut name = addr;
+                let mut name_len = len;
+                let r = libc::getsockname(fd, std::ptr::addr_of_mut!(name).cast(), &mut name_len);
+                bits |= i32::from(r < 0 && errno() == libc::ENOSYS) << 4;
                 libc::close(fd);
                 bits
             }
         };
-        assert_eq!(in_child_under(&filter, held), 0b1111);
+        assert_eq!(in_child_under(&filter, held), 0b1_1111);
     }
 
     #[test]

@@ -1,0 +1,566 @@
+//! The call's loopback in the Landlock-only mode: where the program's held connects go, and
+//! where its servers listen.
+//!
+//! Without a network namespace the program shares the host's network, so it never makes a
+//! connection or a listening socket itself: its `connect`, `bind` and `listen` are held (see
+//! [`super::connect`] and [`super::listen`]) and the helper makes each socket, on a loopback
+//! address of the call's own, chosen at random in `127.0.0.0/8` (never `127.0.0.1`'s /16), and
+//! puts it into the program's descriptor table.
+//!
+//! ```text
+//! asked by the program                        made by the helper
+//!   connect 127.0.0.1:3128 (or ::ffff:…)        to the proxy's listener (with [internet])
+//!   connect ADDRESS:PORT, a listed tcp address   to its forwarder's listener (with [internet])
+//!   bind/listen 127.0.0.1, ::1, 0.0.0.0, :: :P   a listener on the call's address, on a port the
+//!                                                kernel chooses (never P itself: see below)
+//!   connect a loopback address (or the wildcard)  to the program's own listener asked for that
+//!     :P where the program listens                port
+//!   connect anything else                        nothing: ECONNREFUSED on loopback, ENETUNREACH
+//!                                                elsewhere (what a namespace with loopback only
+//!                                                answers), named in the report but for loopback
+//! ```
+//!
+//! **Nothing of the host's is taken.** A listener on `P` itself, even on the call's own address,
+//! would stop any process of the host from listening on `0.0.0.0:P` (the person's own server on
+//! 8000) for as long as the call lasts; so each listens on a port of the kernel's choosing, and
+//! the program is told the address it asked for (`getsockname`, see [`super::listen`]) while its
+//! own connects to that address reach it. The helper's connecting sockets take the call's
+//! address with `IP_BIND_ADDRESS_NO_PORT`, so their ports are chosen by `connect`, unique for the
+//! connection alone, as any client's: a port `bind` chose would be withheld from every other
+//! socket's automatic choice for as long as it was bound, `TIME_WAIT` included (a program that
+//! connected and closed in a loop once left every other process of the host unable to connect
+//! for a minute: found in review). At most [`MAX_SERVERS`] listeners live at once.
+//!
+//! **The proxy serves only the helper's connections.** Its listeners are on the host's loopback,
+//! where any local process can connect: once each of the helper's connections to one is made,
+//! its own address is admitted, for a few seconds at most ([`ADMISSION`]), and the proxy serves
+//! a connection only once its peer address (from `accept` itself) is admitted, waiting a moment
+//! for it ([`ADMISSION_WAIT`]: the helper admits right after its `connect` returns, which on
+//! loopback may be after the listener queued the connection). Another process cannot bind the
+//! same address while the helper's socket holds it.
+//!
+//! What it trusts: the kernel's seccomp user notification (a held call waits until answered;
+//! `ADDFD` acts on the holding process only while the call is held) and loopback's address and
+//! port uniqueness.
+
+use std::collections::{HashMap, HashSet};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::os::fd::{AsFd as _, OwnedFd};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use rustix::io::Errno;
+use rustix::net::{AddressFamily, SocketFlags, SocketType};
+
+use crate::proxy::Log;
+
+/// How long the helper waits for its own connect to a listener on loopback (a listener whose
+/// queue strangers filled would otherwise hold the program's call, and the helper, forever).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long an admitted address may wait to be accepted: a connection the listener's queue
+/// never took (a full queue) is not served later, to whoever holds that port then.
+pub const ADMISSION: Duration = Duration::from_secs(5);
+
+/// How long an accepted connection waits for its admission; a stranger's connection is dropped
+/// after this wait.
+pub const ADMISSION_WAIT: Duration = Duration::from_millis(500);
+
+/// The most listeners a call's program has at once.
+pub const MAX_SERVERS: usize = 64;
+
+/// The connections the helper made whose sockets it remembers (for `EISCONN`); past it the
+/// oldest are forgotten.
+const MAX_REMEMBERED: usize = 65_536;
+
+/// A listener the helper made for the program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Server {
+    /// What the program asked for (a port 0 is the port it got).
+    pub asked: SocketAddr,
+    /// Where it really listens.
+    pub real: SocketAddr,
+    /// The socket's inode, to know it again in the program's descriptor table.
+    pub inode: u64,
+}
+
+/// The call's loopback (see the module's documentation).
+pub struct Loopback {
+    /// Each address a program may connect to besides its own servers (the proxy, each listed
+    /// `tcp` address), and the listener that serves it.
+    routes: Vec<(SocketAddr, SocketAddr)>,
+    /// The call's own loopback address.
+    source: Ipv4Addr,
+    /// The program's listeners.
+    servers: Mutex<Vec<Server>>,
+    /// Every listener made for the program, the first [`MAX_SERVERS`], for the report.
+    made: Mutex<Vec<Server>>,
+    /// The inodes of the sockets the helper connected for the program, oldest first.
+    connected: Mutex<(HashSet<u64>, std::collections::VecDeque<u64>)>,
+    /// The helper's connecting sockets' own addresses, and when each was admitted, until their
+    /// connection is accepted.
+    admitted: Mutex<HashMap<SocketAddr, Instant>>,
+    /// Told when an address is admitted, for the connections waiting for theirs.
+    admission: Condvar,
+    /// The call's proxy log: refused connects are named there too.
+    log: Arc<Mutex<Log>>,
+}
+
+impl Loopback {
+    /// The call's loopback, with `routes` (asked address, listener) besides the program's own
+    /// servers.
+    pub fn new(routes: Vec<(SocketAddr, SocketAddr)>) -> Loopback {
+        Loopback {
+            routes,
+            source: call_source(),
+            servers: Mutex::new(Vec::new()),
+            made: Mutex::new(Vec::new()),
+            connected: Mutex::default(),
+            admitted: Mutex::new(HashMap::new()),
+            admission: Condvar::new(),
+            log: Arc::default(),
+        }
+    }
+
+    /// The call's proxy log.
+    pub fn log(&self) -> Arc<Mutex<Log>> {
+        Arc::clone(&self.log)
+    }
+
+    /// The ports a program may connect to through a route (Landlock's second layer).
+    pub fn ports(&self) -> Vec<u16> {
+        let mut ports: Vec<u16> = self.routes.iter().map(|(asked, _)| asked.port()).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        ports
+    }
+
+    /// The program's listeners, as made.
+    pub fn servers(&self) -> Vec<Server> {
+        lock(&self.servers).clone()
+    }
+
+    /// The listeners made for the program, live or not (the first [`MAX_SERVERS`]): where each
+    /// server really listened, for the report.
+    pub fn made(&self) -> Vec<Server> {
+        lock(&self.made).clone()
+    }
+
+    /// The listener of the program's with socket `inode`, if any.
+    pub fn server(&self, inode: u64) -> Option<Server> {
+        lock(&self.servers).iter().find(|s| s.inode == inode).copied()
+    }
+
+    /// Whether the helper connected the socket `inode` for the program.
+    pub fn connected(&self, inode: u64) -> bool {
+        lock(&self.connected).0.contains(&inode)
+    }
+
+    /// Whether the program has any listener (its accepted sockets are then connected ones the
+    /// helper does not know by inode).
+    pub fn has_servers(&self) -> bool {
+        !lock(&self.servers).is_empty()
+    }
+
+    /// The listener that serves `asked`, if the program may connect there: a route, or one of
+    /// the program's own servers.
+    pub fn route(&self, asked: SocketAddr) -> Option<SocketAddr> {
+        let asked = SocketAddr::new(canonical(asked.ip()), asked.port());
+        if let Some((_, local)) = self.routes.iter().find(|(a, _)| *a == asked) {
+            return Some(*local);
+        }
+        let local = asked.ip().is_loopback() || asked.ip().is_unspecified();
+        let servers = lock(&self.servers);
+        let found = servers.iter().find(|s| {
+            let real = SocketAddr::new(canonical(s.real.ip()), s.real.port());
+            let wanted = SocketAddr::new(canonical(s.asked.ip()), s.asked.port());
+            real == asked || (local && wanted.port() == asked.port() && serves(wanted.ip(), asked.ip()))
+        });
+        found.map(|s| s.real)
+    }
+
+    /// Makes a connection to the listener for `asked`, in `family` (the program's socket's),
+    /// blocking or not as the program's was. Refuses an address without a route as a namespace
+    /// with loopback only would, and names it in the log.
+    pub fn connect(
+        &self,
+        asked: SocketAddr,
+        family: AddressFamily,
+        nonblocking: bool,
+    ) -> Result<OwnedFd, Errno> {
+        let Some(local) = self.route(asked) else {
+            self.refuse(asked);
+            return Err(refused_errno(asked.ip()));
+        };
+        let socket = self.socket(family)?;
+        // The call's own address, and no port: `connect` chooses one for this connection alone.
+        crate::sys::set_bind_address_no_port(socket.as_fd()).map_err(|_| Errno::INVAL)?;
+        rustix::net::bind(&socket, &self.address_in(family, 0))?;
+        let target = in_family(family, local);
+        match rustix::net::connect(&socket, &target) {
+            Ok(()) | Err(Errno::INPROGRESS) => {}
+            Err(e) => return Err(e),
+        }
+        // The port is known now; the proxy may already hold the connection, whose thread waits
+        // for this admission.
+        let own = local_address(&socket).map_err(|_| Errno::ADDRNOTAVAIL)?;
+        let admitted = Admission::new(self, own);
+        wait_connected(&socket)?;
+        rustix::io::ioctl_fionbio(&socket, nonblocking)?;
+        admitted.keep();
+        self.remember_connected(&socket);
+        Ok(socket)
+    }
+
+    /// Makes a listener for the program's `bind` (or `listen` of an unbound socket) of `asked`,
+    /// in `family`: on the call's address, on a port the kernel chooses. `EADDRINUSE` when a
+    /// live listener of the program's already has the address, or [`MAX_SERVERS`] are live.
+    pub fn listen(
+        &self,
+        asked: SocketAddr,
+        family: AddressFamily,
+        nonblocking: bool,
+    ) -> Result<OwnedFd, Errno> {
+        let mut servers = lock(&self.servers);
+        // Those the program closed are gone: their ports are free again.
+        servers.retain(still_listening);
+        let clash = |s: &Server| {
+            asked.port() != 0
+                && s.asked.port() == asked.port()
+                && (serves(canonical(s.asked.ip()), canonical(asked.ip()))
+                    || serves(canonical(asked.ip()), canonical(s.asked.ip())))
+        };
+        if servers.len() >= MAX_SERVERS || servers.iter().any(clash) {
+            return Err(Errno::ADDRINUSE);
+        }
+        let socket = self.socket(family)?;
+        rustix::net::sockopt::set_socket_reuseaddr(&socket, true)?;
+        rustix::net::bind(&socket, &self.address_in(family, 0))?;
+        rustix::net::listen(&socket, 4096)?;
+        rustix::io::ioctl_fionbio(&socket, nonblocking)?;
+        let real = local_address(&socket).map_err(|_| Errno::ADDRNOTAVAIL)?;
+        let port = if asked.port() == 0 { real.port() } else { asked.port() };
+        let inode = rustix::fs::fstat(&socket)?.st_ino;
+        let server = Server { asked: SocketAddr::new(asked.ip(), port), real, inode };
+        servers.push(server);
+        let mut made = lock(&self.made);
+        if made.len() < MAX_SERVERS {
+            made.push(server);
+        }
+        Ok(socket)
+    }
+
+    /// Whether the proxy may serve a connection from `peer` (one the helper made, admitted
+    /// less than [`ADMISSION`] ago), once; waits up to `wait` for its admission.
+    pub fn accepts(&self, peer: SocketAddr, wait: Duration) -> bool {
+        let peer = SocketAddr::new(canonical(peer.ip()), peer.port());
+        let until = Instant::now() + wait;
+        let mut admitted = lock(&self.admitted);
+        loop {
+            if let Some(at) = admitted.remove(&peer) {
+                return at.elapsed() < ADMISSION;
+            }
+            let now = Instant::now();
+            if now >= until {
+                return false;
+            }
+            admitted = match self.admission.wait_timeout(admitted, until - now) {
+                Ok((guard, _)) => guard,
+                Err(e) => e.into_inner().0,
+            };
+        }
+    }
+
+    /// A new TCP socket of `family`, non-blocking, close-on-exec (a v6 one dual-stack, for the
+    /// call's v4-mapped address).
+    fn socket(&self, family: AddressFamily) -> Result<OwnedFd, Errno> {
+        let socket = rustix::net::socket_with(
+            family,
+            SocketType::STREAM,
+            SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+            None,
+        )?;
+        if family == AddressFamily::INET6 {
+            rustix::net::sockopt::set_ipv6_v6only(&socket, false)?;
+        }
+        Ok(socket)
+    }
+
+    /// The call's address with `port`, in `family` (v4-mapped in IPv6).
+    fn address_in(&self, family: AddressFamily, port: u16) -> SocketAddr {
+        in_family(family, SocketAddr::new(IpAddr::V4(self.source), port))
+    }
+
+    fn remember_connected(&self, socket: &OwnedFd) {
+        let Ok(stat) = rustix::fs::fstat(socket) else { return };
+        let mut connected = lock(&self.connected);
+        let (set, order) = &mut *connected;
+        if set.insert(stat.st_ino) {
+            order.push_back(stat.st_ino);
+            if order.len() > MAX_REMEMBERED {
+                if let Some(old) = order.pop_front() {
+                    set.remove(&old);
+                }
+            }
+        }
+    }
+
+    /// A connect without a route, answered as a namespace with loopback only would: to the
+    /// program's own loopback silently (there it is the program's business, as in a namespace
+    /// of its own), elsewhere named, with a fix only where listing it would be reasonable (never
+    /// for an internal address: a metadata service, a host's own API).
+    fn refuse(&self, asked: SocketAddr) {
+        let ip = canonical(asked.ip());
+        if ip.is_loopback() || ip.is_unspecified() {
+            return;
+        }
+        let why = "a direct connection: only the call's proxy (HTTP_PROXY) and the listed tcp addresses are reachable";
+        let fix = (!crate::proxy::policy::is_internal(ip)).then(|| {
+            format!(
+                "connect through the proxy (HTTP_PROXY), or add \"{}\" to [internet] tcp",
+                SocketAddr::new(ip, asked.port())
+            )
+        });
+        crate::proxy::lock(&self.log).refuse_by_policy(&ip.to_string(), asked.port(), why, fix);
+    }
+}
+
+/// Whether a listener asked on `server` (canonical) takes connections to `client` (canonical):
+/// the same address, or the wildcard of a family that has it.
+fn serves(server: IpAddr, client: IpAddr) -> bool {
+    match server {
+        IpAddr::V4(v4) if v4.is_unspecified() => client.is_ipv4(),
+        IpAddr::V6(v6) if v6.is_unspecified() => true,
+        _ => server == client || (server.is_loopback() && client.is_unspecified()),
+    }
+}
+
+/// Whether a listener the program had is still there: another socket can take its address only
+/// when no socket listens on it (`SO_REUSEADDR` lets `TIME_WAIT` be).
+fn still_listening(server: &Server) -> bool {
+    let family = if server.real.is_ipv4() { AddressFamily::INET } else { AddressFamily::INET6 };
+    let Ok(probe) = rustix::net::socket_with(family, SocketType::STREAM, SocketFlags::CLOEXEC, None) else {
+        return true;
+    };
+    let _ = rustix::net::sockopt::set_socket_reuseaddr(&probe, true);
+    if family == AddressFamily::INET6 {
+        let _ = rustix::net::sockopt::set_ipv6_v6only(&probe, false);
+    }
+    rustix::net::bind(&probe, &server.real) == Err(Errno::ADDRINUSE)
+}
+
+/// `address` in `family`: an IPv4 address as itself, or v4-mapped in IPv6.
+fn in_family(family: AddressFamily, address: SocketAddr) -> SocketAddr {
+    match (family, address.ip()) {
+        (AddressFamily::INET6, IpAddr::V4(v4)) => {
+            SocketAddr::new(IpAddr::V6(v4.to_ipv6_mapped()), address.port())
+        }
+        _ => address,
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The loopback address of a call's own, at random in `127.0.0.0/8` (never `127.0.0.1`'s
+/// `127.0.0.0/16`), from the standard library's per-process random seed.
+fn call_source() -> Ipv4Addr {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let bits = std::collections::hash_map::RandomState::new().build_hasher().finish();
+    let [a, b, c, ..] = bits.to_le_bytes();
+    Ipv4Addr::new(127, 1 + a % 254, b, 1 + c % 254)
+}
+
+/// An admitted address, withdrawn again unless its connection was made (a stale admission
+/// would let whoever binds that port next use the proxy).
+struct Admission<'a> {
+    loopback: &'a Loopback,
+    address: SocketAddr,
+    kept: bool,
+}
+
+impl<'a> Admission<'a> {
+    fn new(loopback: &'a Loopback, address: SocketAddr) -> Admission<'a> {
+        let address = SocketAddr::new(canonical(address.ip()), address.port());
+        let mut admitted = lock(&loopback.admitted);
+        // Those never accepted in time go: they will not be served.
+        admitted.retain(|_, at| at.elapsed() < ADMISSION);
+        admitted.insert(address, Instant::now());
+        loopback.admission.notify_all();
+        Admission { loopback, address, kept: false }
+    }
+
+    fn keep(mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for Admission<'_> {
+    fn drop(&mut self) {
+        if !self.kept {
+            lock(&self.loopback.admitted).remove(&self.address);
+        }
+    }
+}
+
+/// Waits, a bounded time, for a non-blocking connect to complete (at once when it has).
+fn wait_connected(socket: &OwnedFd) -> Result<(), Errno> {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let mut fds = [PollFd::new(socket, PollFlags::OUT)];
+    let timeout = Timespec { tv_sec: CONNECT_TIMEOUT.as_secs() as i64, tv_nsec: 0 };
+    match rustix::event::poll(&mut fds, Some(&timeout))? {
+        0 => Err(Errno::TIMEDOUT),
+        _ => match rustix::net::sockopt::socket_error(socket)? {
+            Ok(()) => Ok(()),
+            Err(e) => Err(e),
+        },
+    }
+}
+
+/// A socket's own address.
+pub fn local_address(socket: &OwnedFd) -> Result<SocketAddr, String> {
+    let address = rustix::net::getsockname(socket.as_fd()).map_err(|e| format!("getsockname: {e}"))?;
+    SocketAddr::try_from(address).map_err(|_| "getsockname: not an internet address".to_owned())
+}
+
+/// An address as the routes keep it: a v4-mapped IPv6 address is the IPv4 address it maps.
+pub fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+/// Whether a program may listen on `ip`: loopback or the wildcard (taken as loopback); nothing
+/// is ever listened on beyond the call's loopback address.
+pub fn may_listen_on(ip: IpAddr) -> bool {
+    let ip = canonical(ip);
+    ip.is_loopback() || ip.is_unspecified() || ip == IpAddr::V6(Ipv6Addr::LOCALHOST)
+}
+
+/// What a connect to an address without a route answers: what a namespace with loopback its
+/// only interface would.
+pub fn refused_errno(ip: IpAddr) -> Errno {
+    let ip = canonical(ip);
+    if ip.is_loopback() || ip.is_unspecified() { Errno::CONNREFUSED } else { Errno::NETUNREACH }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read as _, Write as _};
+    use std::net::TcpStream;
+
+    fn proxy() -> (Loopback, std::net::TcpListener) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let local = listener.local_addr().unwrap();
+        (Loopback::new(vec![("127.0.0.1:3128".parse().unwrap(), local)]), listener)
+    }
+
+    #[test]
+    fn an_address_without_a_route_is_answered_as_a_namespace_would() {
+        let (lo, _listener) = proxy();
+        let v4 = AddressFamily::INET;
+        assert_eq!(lo.connect("192.0.2.1:80".parse().unwrap(), v4, false).err(), Some(Errno::NETUNREACH));
+        assert_eq!(lo.connect("127.0.0.1:8080".parse().unwrap(), v4, false).err(), Some(Errno::CONNREFUSED));
+        let v6 = AddressFamily::INET6;
+        assert_eq!(lo.connect("[::1]:3128".parse().unwrap(), v6, false).err(), Some(Errno::CONNREFUSED));
+        assert_eq!(lo.connect("0.0.0.0:3128".parse().unwrap(), v4, false).err(), Some(Errno::CONNREFUSED));
+        assert_eq!(
+            lo.connect("169.254.169.254:80".parse().unwrap(), v4, false).err(),
+            Some(Errno::NETUNREACH)
+        );
+        // The program's own loopback is its business, as in a namespace of its own: not named.
+        // Elsewhere named, with a fix, but none for an internal address.
+        let log = lo.log();
+        let log = crate::proxy::lock(&log);
+        assert_eq!(log.refused, 2);
+        assert_eq!((log.refusals[0].host.as_str(), log.refusals[0].port), ("192.0.2.1", 80));
+        assert!(log.refusals[0].fix.as_deref().is_some_and(|f| f.contains("192.0.2.1:80")));
+        assert_eq!((log.refusals[1].host.as_str(), &log.refusals[1].fix), ("169.254.169.254", &None));
+    }
+
+    #[test]
+    fn only_the_helpers_own_connections_are_admitted_and_each_once() {
+        let (lo, listener) = proxy();
+        for (asked, family) in
+            [("127.0.0.1:3128", AddressFamily::INET), ("[::ffff:127.0.0.1]:3128", AddressFamily::INET6)]
+        {
+            let ours = TcpStream::from(lo.connect(asked.parse().unwrap(), family, false).unwrap());
+            let (mut served, peer) = listener.accept().unwrap();
+            assert!(lo.accepts(peer, Duration::ZERO), "{asked}: the helper's connection is admitted");
+            assert!(!lo.accepts(peer, Duration::ZERO), "{asked}: once");
+            let mut ours = ours;
+            ours.write_all(b"x").unwrap();
+            let mut byte = [0u8; 1];
+            served.read_exact(&mut byte).unwrap();
+            assert_eq!(&byte, b"x");
+        }
+        // Another process's connection to the same listener is not.
+        let _stranger = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (_, peer) = listener.accept().unwrap();
+        let waited = Instant::now();
+        assert!(!lo.accepts(peer, Duration::from_millis(50)), "a stranger is never admitted");
+        assert!(waited.elapsed() >= Duration::from_millis(50), "after waiting for an admission");
+        // A failed connect leaves nothing admitted.
+        assert!(lock(&lo.admitted).is_empty());
+    }
+
+    #[test]
+    fn an_admission_not_accepted_in_time_is_not_served_later() {
+        let (lo, _listener) = proxy();
+        let late: SocketAddr = "127.9.9.9:4000".parse().unwrap();
+        let past = Instant::now().checked_sub(ADMISSION + Duration::from_secs(1)).unwrap();
+        lock(&lo.admitted).insert(late, past);
+        assert!(!lo.accepts(late, Duration::ZERO), "whoever holds that port now is a stranger");
+        assert!(lock(&lo.admitted).is_empty(), "and it is gone");
+        // The call's own source address is one of 127/8's, never 127.0.0.1's /16.
+        let [a, b, ..] = lo.source.octets();
+        assert_eq!(a, 127);
+        assert_ne!(b, 0);
+    }
+
+    #[test]
+    fn a_programs_server_listens_on_the_calls_address_and_its_connects_reach_it() {
+        let lo = Loopback::new(Vec::new());
+        let v4 = AddressFamily::INET;
+        let server =
+            std::net::TcpListener::from(lo.listen("127.0.0.1:8000".parse().unwrap(), v4, false).unwrap());
+        let real = server.local_addr().unwrap();
+        assert_eq!(real.ip(), IpAddr::V4(lo.source), "on the call's own address");
+        assert_ne!(real.port(), 8000, "not on the port asked: that is the host's to use");
+        // The same address again while it listens: in use; another port is fine.
+        assert_eq!(lo.listen("0.0.0.0:8000".parse().unwrap(), v4, false).err(), Some(Errno::ADDRINUSE));
+        let other = lo.listen("127.0.0.1:0".parse().unwrap(), v4, false).unwrap();
+        let other_port = local_address(&other).unwrap().port();
+        assert_eq!(lo.servers()[1].asked.port(), other_port, "port 0: the port it got");
+        // Its connects to the asked address, by 127.0.0.1, the wildcard, or the real address.
+        for asked in ["127.0.0.1:8000", "0.0.0.0:8000", "[::ffff:127.0.0.1]:8000"] {
+            let family = if asked.starts_with('[') { AddressFamily::INET6 } else { v4 };
+            let client = TcpStream::from(lo.connect(asked.parse().unwrap(), family, false).unwrap());
+            let (mut accepted, _) = server.accept().unwrap();
+            (&client).write_all(b"y").unwrap();
+            let mut byte = [0u8; 1];
+            accepted.read_exact(&mut byte).unwrap();
+        }
+        assert!(lo.route(real).is_some(), "by its real address too");
+        assert!(lo.route("[::1]:8000".parse().unwrap()).is_none(), "an IPv4 server takes no IPv6 client");
+        // Closed, its address is free again.
+        drop(server);
+        assert!(lo.listen("127.0.0.1:8000".parse().unwrap(), v4, false).is_ok());
+        assert!(may_listen_on("::1".parse().unwrap()) && may_listen_on("0.0.0.0".parse().unwrap()));
+        assert!(
+            !may_listen_on("192.0.2.1".parse().unwrap()) && !may_listen_on("2001:db8::1".parse().unwrap())
+        );
+    }
+
+    #[test]
+    fn refusals_answer_like_a_namespace_with_loopback_only() {
+        assert_eq!(refused_errno("127.0.0.5".parse().unwrap()), Errno::CONNREFUSED);
+        assert_eq!(refused_errno("::ffff:127.0.0.1".parse().unwrap()), Errno::CONNREFUSED);
+        assert_eq!(refused_errno("::".parse().unwrap()), Errno::CONNREFUSED);
+        assert_eq!(refused_errno("10.0.0.1".parse().unwrap()), Errno::NETUNREACH);
+        assert_eq!(refused_errno("2001:db8::1".parse().unwrap()), Errno::NETUNREACH);
+    }
+}

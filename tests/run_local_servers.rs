@@ -1,0 +1,167 @@
+//! `lnk sandbox run`: a program's local servers and its clients of them, in each mode. In the own
+//! world its network namespace's loopback is its own; in the Landlock-only mode the helper makes
+//! each listener and connection on the call's own loopback address (`crate::notify::loopback`),
+//! takes no port of the host's (its server on 8000 never stops the host's own), answers every
+//! socket call as the kernel would, and says in the report where each server really listened.
+//!
+//! Each test runs in both modes (the Landlock-only one on a simulated kernel without user
+//! namespaces), as root and as the ordinary user (the suite runs twice).
+
+mod common;
+use common::*;
+
+const POLICY: &str =
+    "commands = [\"python3\", \"sh\", \"curl\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\n";
+
+#[test]
+fn a_local_server_and_its_client_work_in_each_mode_and_take_nothing_of_the_hosts() {
+    let agent = Agent::new("local-server", POLICY);
+    let script = r#"
+import threading, urllib.request, http.server, os
+# A server on a port of its choosing (port 0), as a test suite starts its app.
+server = socket.socket()
+server.bind(("127.0.0.1", 0))
+server.listen()
+port = server.getsockname()[1]
+say("port0_name", server.getsockname()[0])
+def answer():
+    while True:
+        c, _ = server.accept()
+        c.sendall(b"hi"); c.close()
+threading.Thread(target=answer, daemon=True).start()
+for host in ["127.0.0.1", "localhost"]:
+    c = socket.create_connection((host, port), timeout=5)
+    say("client_" + host, c.recv(2).decode())
+# An HTTP server on a port it names, its client by name, and by the wildcard.
+class Hello(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.end_headers(); self.wfile.write(b"hello")
+    def log_message(self, *a):
+        pass
+httpd = http.server.ThreadingHTTPServer(("", 8765), Hello)
+say("asked_name", httpd.socket.getsockname())
+threading.Thread(target=httpd.serve_forever, daemon=True).start()
+say("http", urllib.request.urlopen("http://localhost:8765/", timeout=5).status)
+# Over IPv6 loopback.
+six = socket.socket(socket.AF_INET6)
+six.bind(("::1", 0)); six.listen()
+p6 = six.getsockname()[1]
+say("v6_name", six.getsockname()[0])
+c6 = socket.create_connection(("::1", p6), timeout=5)
+say("v6", "ok" if six.accept() else "no")
+# listen() of a socket never bound: on loopback, never the host's every interface.
+auto = socket.socket(); auto.listen()
+say("auto_name", auto.getsockname()[0])
+socket.create_connection(("127.0.0.1", auto.getsockname()[1]), timeout=5)
+# Not the host's other addresses; not an address twice.
+say("other_address", attempt(lambda: socket.socket().bind(("192.0.2.1", 0))))
+say("twice", attempt(lambda: socket.socket().bind(("127.0.0.1", 8765))))
+print("ready", flush=True)
+"#;
+    for (mode, r) in agent.python_in_each_mode(script) {
+        let context = format!("{mode}: {}", r.raw);
+        assert!(r.out().contains("ready"), "{context}");
+        r.assert_said("port0_name", "127.0.0.1");
+        r.assert_said("client_127.0.0.1", "hi");
+        r.assert_said("client_localhost", "hi");
+        r.assert_said("asked_name", "('0.0.0.0', 8765)");
+        r.assert_said("http", "200");
+        r.assert_said("v6_name", "::1");
+        r.assert_said("v6", "ok");
+        r.assert_said("auto_name", "0.0.0.0");
+        r.assert_said("other_address", "EADDRNOTAVAIL");
+        r.assert_said("twice", "EADDRINUSE");
+        let servers = r.json["servers"].as_array().unwrap();
+        match mode {
+            "own-world" => assert!(servers.is_empty(), "{context}"),
+            _ => {
+                // Where each really listened: the call's own loopback address, never the port
+                // the program named.
+                let named = servers
+                    .iter()
+                    .find(|s| s["asked"] == "0.0.0.0:8765")
+                    .unwrap_or_else(|| panic!("{context}"));
+                let listened = named["listened"].as_str().unwrap();
+                assert!(
+                    listened.starts_with("127.")
+                        && !listened.starts_with("127.0.")
+                        && !listened.ends_with(":8765"),
+                    "{context}"
+                );
+                assert_eq!(servers.len(), 4, "{context}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_hosts_own_server_on_the_same_port_is_never_stopped() {
+    // The host's own process listens on the wildcard at a port while the call's server asked for
+    // that very port: both work (the call took no port of the host's).
+    let agent = Agent::new("local-server-host", POLICY);
+    let host = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = host.local_addr().unwrap().port();
+    drop(host);
+    let script = format!(
+        r#"
+s = socket.socket(); s.bind(("127.0.0.1", {port})); s.listen()
+say("bound", s.getsockname()[1])
+import time; print("listening", flush=True); time.sleep(3)
+"#
+    );
+    let home = agent.home.clone();
+    let full = format!("{PY_PRELUDE}\n{script}");
+    let mut c = agent.command(&[], &["python3", "-c", &full]);
+    c.current_dir(&home).env("LNK_TEST_LANDLOCK_ONLY", "1").stdout(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let mine = std::net::TcpListener::bind(("0.0.0.0", port));
+    let r = Report::from(child.wait_with_output().unwrap());
+    assert!(mine.is_ok(), "the host's own server could not listen on {port}: {:?}\n{}", mine.err(), r.raw);
+    r.assert_said("bound", &port.to_string());
+    // And after the call nothing of it listens.
+    let listened = r.json["servers"][0]["listened"].as_str().unwrap().to_owned();
+    assert!(std::net::TcpStream::connect(&listened).is_err(), "{listened} outlived the call");
+}
+
+#[test]
+fn held_socket_calls_answer_as_the_kernel_would() {
+    // A connect on a socket already connected, on a listener, on a socket pair's end; a bind or
+    // listen on a connected socket: each answered as the kernel answers, nothing replaced.
+    let agent = Agent::new("local-server-kernel", POLICY);
+    let script = r#"
+import struct
+server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen()
+port = server.getsockname()[1]
+# Connected blocking (a non-blocking connect the kernel completes later answers 0 once more).
+c = socket.socket(); c.connect(("127.0.0.1", port))
+accepted, _ = server.accept()
+# Raw system calls: Python's own connect() takes EISCONN for success.
+sa = struct.pack("HH4s8s", socket.AF_INET, socket.htons(port), socket.inet_aton("127.0.0.1"), b"\0" * 8)
+buf = ctypes.create_string_buffer(sa, len(sa))
+connect = lambda s: sc(42, s.fileno(), ctypes.addressof(buf), len(sa))
+bind = lambda s: sc(49, s.fileno(), ctypes.addressof(buf), len(sa))
+say("connect_connected", connect(c))
+say("connect_listener", connect(server))
+say("connect_accepted", connect(accepted))
+say("bind_connected", bind(c))
+say("listen_connected", sc(50, c.fileno(), 5))
+a, b = socket.socketpair()
+say("connect_pair", connect(a))
+six = socket.socket(socket.AF_INET6)
+say("v6_socket_v4_address", bind(six))
+# The pair still works: nothing was put in its place.
+a.sendall(b"x"); say("pair_kept", b.recv(1).decode())
+c.sendall(b"y"); say("connection_kept", accepted.recv(1).decode())
+"#;
+    for (mode, r) in agent.python_in_each_mode(script) {
+        for name in ["connect_connected", "connect_listener", "connect_accepted"] {
+            assert_eq!(r.said(name), "EISCONN", "{mode}: {name}: {}", r.raw);
+        }
+        for name in ["bind_connected", "listen_connected", "connect_pair", "v6_socket_v4_address"] {
+            assert_eq!(r.said(name), "EINVAL", "{mode}: {name}: {}", r.raw);
+        }
+        r.assert_said("pair_kept", "x");
+        r.assert_said("connection_kept", "y");
+    }
+}
