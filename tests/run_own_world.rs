@@ -84,7 +84,8 @@ kill $server 2>/dev/null
                 assert_eq!(said(&r, "proc_status"), "refused");
                 // ps finds no process: no /proc/<pid> is readable in this mode.
                 assert_eq!(said(&r, "ps"), "0");
-                assert_ne!(said(&r, "multiprocessing"), "285,7");
+                // POSIX semaphores in a /dev/shm of the call's own, made by the helper.
+                assert_eq!(said(&r, "multiprocessing"), "285,7", "{}", r.raw);
                 // A local server and its client, on the call's own loopback address.
                 assert_eq!(said(&r, "local_server"), "200", "{}", r.raw);
             }
@@ -379,4 +380,60 @@ fn a_kept_answer_the_kernel_no_longer_gives_fails_no_call() {
         assert!(std::time::Instant::now() < deadline, "the background command never ran");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+#[test]
+fn multiprocessing_works_in_each_mode_and_the_hosts_dev_shm_stays_out_of_reach() {
+    // Pool, Queue, Lock, shared_memory and ProcessPoolExecutor: in the own world on its own
+    // /dev/shm; without one, in a folder of the call's own, made by the helper (see
+    // `crate::notify::shm`), while the host's /dev/shm stays unreachable, and none of the
+    // program's objects is made there.
+    let host_shm = std::path::Path::new("/dev/shm");
+    if !host_shm.is_dir() {
+        assert!(!in_ci(), "CI has a /dev/shm");
+        return;
+    }
+    let token = format!("lnk-test-host-shm-{}", std::process::id());
+    std::fs::write(host_shm.join(&token), "SECRET-host-shm").unwrap();
+    let agent = Agent::new("multiprocessing", POLICY);
+    let script = format!(
+        r#"
+import multiprocessing as mp
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import shared_memory
+import _posixshmem
+def square(x):
+    return x * x
+if __name__ == "__main__":
+    with mp.Pool(2) as pool:
+        say("pool", sum(pool.map(square, range(10))))
+    q = mp.Queue(); q.put(7); say("queue", q.get(timeout=5))
+    lock = mp.Lock(); lock.acquire(); lock.release(); say("lock", "ok")
+    s = shared_memory.SharedMemory(create=True, size=64); s.buf[0] = 42
+    t = shared_memory.SharedMemory(name=s.name); say("shared", t.buf[0]); t.close(); s.close(); s.unlink()
+    with ProcessPoolExecutor(2) as e:
+        say("executor", sum(e.map(square, range(4))))
+    say("host_shm", attempt(lambda: open("/dev/shm/{token}").read()))
+    say("host_shm_open", attempt(lambda: _posixshmem.shm_open("/{token}", os.O_RDONLY, 0)))
+    say("shm_escape", attempt(lambda: _posixshmem.shm_open("/../../tmp/x", os.O_RDWR | os.O_CREAT, 0o600)))
+"#
+    );
+    let before: Vec<_> = std::fs::read_dir(host_shm).unwrap().flatten().map(|e| e.file_name()).collect();
+    let reports = agent.python_in_each_mode(&script);
+    let after: Vec<_> = std::fs::read_dir(host_shm).unwrap().flatten().map(|e| e.file_name()).collect();
+    std::fs::remove_file(host_shm.join(&token)).unwrap();
+    for (mode, r) in &reports {
+        let context = format!("{mode}: {}", r.raw);
+        assert_eq!(r.said("pool"), "285", "{context}");
+        assert_eq!(r.said("queue"), "7", "{context}");
+        assert_eq!(r.said("lock"), "ok", "{context}");
+        assert_eq!(r.said("shared"), "42", "{context}");
+        assert_eq!(r.said("executor"), "14", "{context}");
+        assert_ne!(r.said("host_shm"), "ok", "{context}");
+        assert_ne!(r.said("host_shm_open"), "ok", "{context}");
+        assert_ne!(r.said("shm_escape"), "ok", "{context}");
+        assert!(!r.raw.contains("SECRET-host-shm"), "{context}");
+    }
+    let made: Vec<_> = after.iter().filter(|n| !before.contains(n)).collect();
+    assert!(made.is_empty(), "the calls left objects in the host's /dev/shm: {made:?}");
 }

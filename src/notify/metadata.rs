@@ -39,6 +39,8 @@ pub struct Grants {
     /// The call's loopback, where held connects go and the program's servers listen (see
     /// [`super::loopback`]); none where the program may make no socket.
     pub connects: Option<std::sync::Arc<super::loopback::Loopback>>,
+    /// The call's own `/dev/shm` (see [`super::shm`]).
+    pub shm: super::shm::ShmFolder,
 }
 
 /// Performs `request` for the process `pid`, whose memory is `memory`. The answer is the call's

@@ -35,6 +35,7 @@ pub mod loopback;
 pub mod memory;
 pub mod metadata;
 pub mod request;
+pub mod shm;
 pub mod sockets;
 
 use std::io::IoSliceMut;
@@ -267,6 +268,7 @@ impl Notifier {
         let _ = match answer {
             Ok(Reply::Done) => crate::sys::seccomp_notif_send(listener.as_fd(), held.id, 0, 0),
             Ok(Reply::Continue) => crate::sys::seccomp_notif_continue(listener.as_fd(), held.id),
+            Ok(Reply::Sent) => Ok(()),
             Err(e) => crate::sys::seccomp_notif_send(listener.as_fd(), held.id, 0, -e.raw_os_error()),
         };
         true
@@ -318,9 +320,12 @@ fn name(refusals: &mut Vec<crate::denials::Denial>, denial: crate::denials::Deni
 pub enum Reply {
     /// Done for the program: the call returns 0.
     Done,
-    /// Let go on into the kernel, as made: only for calls whose only effect is to tell the
-    /// program about what is its own (see [`sockets`]).
+    /// Let go on into the kernel, as made: only where the kernel's own checks (Landlock's)
+    /// decide, or the call only tells the program about what is its own (see [`sockets`],
+    /// [`shm`]).
     Continue,
+    /// Answered already (a descriptor put in and its number returned in one step).
+    Sent,
 }
 
 /// Decodes and performs one held call, answering for the program. A refusal the report should
@@ -338,7 +343,7 @@ fn perform(
     let memory = memory::Memory::open(held.pid).map_err(|_| Errno::PERM)?;
     let process = match call {
         request::Call::Socket(_) => Some(open_process(held.pid)?),
-        request::Call::Metadata(_) | request::Call::Session(_) => None,
+        request::Call::Metadata(_) | request::Call::Session(_) | request::Call::Shm(_) => None,
     };
     // What was opened is the holding thread's only while its call is still held.
     if !crate::sys::seccomp_notif_id_valid(listener, held.id) {
@@ -352,6 +357,9 @@ fn perform(
             // A socket is held only with the call's loopback; without one, none could be made.
             let loopback = grants.connects.as_ref().ok_or(Errno::PERM)?;
             sockets::perform(listener, held.id, loopback, held.pid, &process, &memory, call)
+        }
+        (request::Call::Shm(call), _) => {
+            shm::perform(listener, held.id, &grants.shm, held.pid, &memory, call)
         }
         (request::Call::Socket(_), None) | (request::Call::Session(_), _) => Err(Errno::PERM),
     }
@@ -420,7 +428,9 @@ mod tests {
             as_root: false,
             found: std::cell::OnceCell::new(),
         };
-        let grants = Grants { write_roots: Vec::new(), holes: Vec::new(), never_granted, connects: None };
+        let shm = shm::ShmFolder::new("/nonexistent".into());
+        let grants =
+            Grants { write_roots: Vec::new(), holes: Vec::new(), never_granted, connects: None, shm };
         let mut notifier = Notifier::new(grants, channel.into_helper_end().unwrap());
         // SAFETY: waits for the child just forked.
         let mut status = 0;

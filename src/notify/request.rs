@@ -94,9 +94,24 @@ pub enum Call {
     Metadata(Request),
     /// A call on a socket (the Landlock-only mode: [`super::sockets`]).
     Socket(SocketCall),
-    /// `setsid` or `setpgid` (the Landlock-only mode), which the helper refuses and names: the
-    /// call's name.
+    /// `setsid` or `setpgid` (the Landlock-only mode), whose new group's leader the helper
+    /// notes: the call's name.
     Session(&'static str),
+    /// A call that may name a POSIX shared memory object or semaphore in `/dev/shm` (the
+    /// Landlock-only mode: [`super::shm`]).
+    Shm(ShmCall),
+}
+
+/// A held call that may name `/dev/shm`: an `open` of the kinds `shm_open` and `sem_open` make,
+/// a `link`, an `unlink`. Paths are addresses in the program's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShmCall {
+    /// `open(path, flags, mode)` (`dirfd` `AT_FDCWD`) or `openat(dirfd, path, flags, mode)`.
+    Open { dirfd: i32, path: u64, flags: u32, mode: u32 },
+    /// `link(old, new)`.
+    Link { old: u64, new: u64 },
+    /// `unlink(path)`.
+    Unlink { path: u64 },
 }
 
 /// A held call on a socket.
@@ -135,6 +150,20 @@ pub fn decode_call(nr: i64, args: [u64; 6]) -> Result<Call, Errno> {
         n if n == libc::SYS_getsockname => {
             Ok(Call::Socket(SocketCall::Name { fd: int(args[0]), address: args[1], len: args[2] }))
         }
+        n if n == libc::SYS_open => Ok(Call::Shm(ShmCall::Open {
+            dirfd: AT_FDCWD,
+            path: args[0],
+            flags: args[1] as u32,
+            mode: args[2] as u32,
+        })),
+        n if n == libc::SYS_openat => Ok(Call::Shm(ShmCall::Open {
+            dirfd: int(args[0]),
+            path: args[1],
+            flags: args[2] as u32,
+            mode: args[3] as u32,
+        })),
+        n if n == libc::SYS_link => Ok(Call::Shm(ShmCall::Link { old: args[0], new: args[1] })),
+        n if n == libc::SYS_unlink => Ok(Call::Shm(ShmCall::Unlink { path: args[0] })),
         _ => decode(nr, args).map(Call::Metadata),
     }
 }
@@ -272,6 +301,19 @@ mod tests {
         let chmod = decode_call(libc::SYS_fchmod, args(&[3, 0o644])).unwrap();
         assert_eq!(chmod, Call::Metadata(Request { op: Op::Chmod { mode: 0o644 }, target: Target::Fd(3) }));
         assert_eq!(decode_call(libc::SYS_accept, args(&[])), Err(Errno::NOSYS));
+        assert_eq!(
+            decode_call(libc::SYS_openat, args(&[0xffff_ff9c, 0x10, 0o301, 0o600])),
+            Ok(Call::Shm(ShmCall::Open { dirfd: AT_FDCWD, path: 0x10, flags: 0o301, mode: 0o600 }))
+        );
+        assert_eq!(
+            decode_call(libc::SYS_open, args(&[0x10, 0o400000, 0])),
+            Ok(Call::Shm(ShmCall::Open { dirfd: AT_FDCWD, path: 0x10, flags: 0o400000, mode: 0 }))
+        );
+        assert_eq!(
+            decode_call(libc::SYS_link, args(&[1, 2])),
+            Ok(Call::Shm(ShmCall::Link { old: 1, new: 2 }))
+        );
+        assert_eq!(decode_call(libc::SYS_unlink, args(&[3])), Ok(Call::Shm(ShmCall::Unlink { path: 3 })));
         assert_eq!(decode_call(libc::SYS_setsid, args(&[])), Ok(Call::Session("setsid")));
     }
 }

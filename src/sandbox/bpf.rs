@@ -14,8 +14,12 @@
 //! ```
 //!
 //! Numbers that no entry names are allowed, so adjacent numbers with the same answer are one
-//! range. A conditional entry answers its `answer` when any of its rules holds, each rule being
-//! a conjunction of `(args[i] & mask) == value` or `!=` tests, and allows the call otherwise.
+//! range. A conditional entry answers with the answer of the first of its rules that holds, each
+//! rule being a conjunction of `(args[i] & mask) == value` or `!=` tests, and with its
+//! `otherwise` when none does. Its rules are ordered as the kernel ranks answers (an errno
+//! before a hold, a hold before allowing), so the first that holds is also the most restrictive
+//! that does: the order a reader need not trust, since the oracle combines one filter per
+//! answer as the kernel does (see `super::oracle`).
 //!
 //! Only the low 32 bits of an argument are compared: every argument lnk's policy tests is an
 //! `int` or is truncated to 32 bits by the kernel (`clone`'s flags, `ioctl`'s command), and a
@@ -84,14 +88,44 @@ impl Check {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
     Always(Answer),
-    /// `answer` when any rule holds (a rule holds when all its checks do), else `otherwise`
-    /// (`Allow`, or `Notify` for a call refused outright under some arguments and held for the
-    /// listener under the rest).
+    /// The answer of the first rule that holds (a rule holds when all its checks do), else
+    /// `otherwise` (`Allow`, or `Notify` for a call refused outright under some arguments and
+    /// held for the listener under the rest).
     When {
-        rules: Vec<Vec<Check>>,
-        answer: Answer,
+        rules: Vec<Rule>,
         otherwise: Answer,
     },
+}
+
+/// A conjunction of checks, and the answer when they all hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    pub checks: Vec<Check>,
+    pub answer: Answer,
+}
+
+impl Rule {
+    fn holds(&self, args: &[u64; 6]) -> bool {
+        self.checks.iter().all(|c| c.holds(args))
+    }
+}
+
+impl Entry {
+    /// `answer` when any of `rules` holds, else `otherwise`.
+    pub fn when(rules: Vec<Vec<Check>>, answer: Answer, otherwise: Answer) -> Entry {
+        Entry::When { rules: rules.into_iter().map(|checks| Rule { checks, answer }).collect(), otherwise }
+    }
+
+    /// The answer of the first of `cases` (rules, and the answer when one holds) that holds,
+    /// else `otherwise`. The cases' answers go from the most restrictive down, as the kernel
+    /// ranks them.
+    pub fn cases(cases: Vec<(Vec<Vec<Check>>, Answer)>, otherwise: Answer) -> Entry {
+        let rules = cases
+            .into_iter()
+            .flat_map(|(rules, answer)| rules.into_iter().map(move |checks| Rule { checks, answer }))
+            .collect();
+        Entry::When { rules, otherwise }
+    }
 }
 
 /// A whole filter: the architecture it is for and an entry per listed system call.
@@ -115,8 +149,8 @@ impl Policy {
         match self.entries.get(&nr) {
             None => Answer::Allow,
             Some(Entry::Always(answer)) => *answer,
-            Some(Entry::When { rules, answer, otherwise }) => {
-                if rules.iter().any(|rule| rule.iter().all(|c| c.holds(args))) { *answer } else { *otherwise }
+            Some(Entry::When { rules, otherwise }) => {
+                rules.iter().find(|rule| rule.holds(args)).map_or(*otherwise, |rule| rule.answer)
             }
         }
     }
@@ -201,12 +235,12 @@ fn search(ranges: &[(u32, Option<&Entry>)], code: &mut Vec<Instruction>) {
 /// The code for one range's answer. Checks load arguments into `A`, which is fine: nothing
 /// after a leaf looks at the number again.
 fn leaf(entry: Option<&Entry>, code: &mut Vec<Instruction>) {
-    let (rules, answer, otherwise) = match entry {
+    let (rules, otherwise) = match entry {
         None => return code.push(Instruction::ret(SECCOMP_RET_ALLOW)),
         Some(Entry::Always(answer)) => return code.push(Instruction::ret(answer.ret_value())),
-        Some(Entry::When { rules, answer, otherwise }) => (rules, answer, otherwise),
+        Some(Entry::When { rules, otherwise }) => (rules, otherwise),
     };
-    for rule in rules {
+    for Rule { checks: rule, answer } in rules {
         // Each check is a load, an optional AND and a compare: a failed compare skips the rest
         // of the rule and its return, to the next rule.
         let size = |c: &Check| if c.mask == u32::MAX { 2 } else { 3 };
@@ -374,7 +408,7 @@ pub(crate) mod tests {
         let mut values: Vec<u64> = vec![0, 1, u64::MAX, 0xffff_ffff_0000_0000, 0x1_0000_0000];
         for entry in policy.entries.values() {
             if let Entry::When { rules, .. } = entry {
-                for c in rules.iter().flatten() {
+                for c in rules.iter().flat_map(|r| &r.checks) {
                     let v = u64::from(c.value);
                     values.extend([
                         v,
@@ -400,13 +434,14 @@ pub(crate) mod tests {
         let mut cases = Vec::new();
         for (nr, entry) in &policy.entries {
             let Entry::When { rules, .. } = entry else { continue };
+            let rules: Vec<&Vec<Check>> = rules.iter().map(|r| &r.checks).collect();
             let around =
                 |c: &Check| [c.value, c.value | !c.mask, c.value ^ 1, !c.value, c.value.wrapping_add(1)];
             let mut pool = vec![0, 1, u32::MAX, 0x8000_0000];
-            pool.extend(rules.iter().flatten().flat_map(around));
+            pool.extend(rules.iter().copied().flatten().flat_map(around));
             for (i, rule) in rules.iter().enumerate() {
                 // A rule is broken by `v` in `arg` when one of its checks there fails.
-                let breaks = |r: &Vec<Check>, arg: u8, v: u32| {
+                let breaks = |r: &&Vec<Check>, arg: u8, v: u32| {
                     r.iter().any(|c| c.arg == arg && !c.holds(&one(arg, v)))
                 };
                 let mut all = [0u64; 6];
@@ -418,12 +453,12 @@ pub(crate) mod tests {
                     let best = allowed.max_by_key(score).unwrap_or(0);
                     all[usize::from(arg)] = u64::from(best) | 0xdead_0000_0000_0000;
                 }
-                let holds = |r: &Vec<Check>, args: &[u64; 6]| r.iter().all(|c| c.holds(args));
+                let holds = |r: &&Vec<Check>, args: &[u64; 6]| r.iter().all(|c| c.holds(args));
                 let alone =
                     holds(rule, &all) && !rules.iter().enumerate().any(|(j, r)| j != i && holds(r, &all));
                 assert!(alone || rule.is_empty(), "nr {nr}: no case has rule {i} alone holding: {rule:?}");
                 cases.push((*nr, all));
-                for check in rule {
+                for check in rule.iter() {
                     for v in pool.iter().copied().filter(|v| !check.holds(&one(check.arg, *v))) {
                         let mut broken = all;
                         broken[usize::from(check.arg)] = u64::from(v);
@@ -450,17 +485,31 @@ pub(crate) mod tests {
         p.set(6, Entry::Always(Answer::Errno(38)));
         p.set(
             7,
-            Entry::When {
-                rules: vec![
+            Entry::when(
+                vec![
                     vec![Check::ne(0, 2), Check::ne(0, 10)],
                     vec![Check::masked_eq(1, 0xf, 3)],
                     vec![Check::eq(2, 7), Check::eq(4, 0x1234_5678), Check::masked_ne(5, 0xff, 0)],
                 ],
-                answer: Answer::Errno(1),
-                otherwise: Answer::Allow,
-            },
+                Answer::Errno(1),
+                Answer::Allow,
+            ),
         );
-        p.set(8, Entry::When { rules: vec![], answer: Answer::Errno(1), otherwise: Answer::Allow });
+        p.set(8, Entry::when(vec![], Answer::Errno(1), Answer::Allow));
+        // Cases with answers of their own, the most restrictive first.
+        p.set(
+            10,
+            Entry::cases(
+                vec![
+                    (vec![vec![Check::masked_eq(2, 0o300, 0o300)]], Answer::Errno(1)),
+                    (
+                        vec![vec![Check::masked_eq(2, 0o400000, 0o400000)], vec![Check::eq(0, 5)]],
+                        Answer::Notify,
+                    ),
+                ],
+                Answer::Allow,
+            ),
+        );
         assert_compiles_faithfully(&p);
         assert_compiles_faithfully(&Policy::default());
     }
@@ -477,11 +526,7 @@ pub(crate) mod tests {
                 let mut p = Policy::default();
                 for i in 0..n {
                     let entry = if i < conditional {
-                        Entry::When {
-                            rules: vec![vec![Check::eq(0, 7)]],
-                            answer: Answer::Errno(1),
-                            otherwise: Answer::Allow,
-                        }
+                        Entry::when(vec![vec![Check::eq(0, 7)]], Answer::Errno(1), Answer::Allow)
                     } else {
                         Entry::Always(Answer::Errno(if i % 2 == 0 { 1 } else { 38 }))
                     };

@@ -681,9 +681,11 @@ fn notify_plan(
         as_root: rustix::process::geteuid().is_root(),
         found: std::cell::OnceCell::new(),
     };
+    // The call's own /dev/shm, in its tmp folder (see `crate::notify::shm`).
+    let shm = crate::notify::shm::ShmFolder::new(private_tmp.to_owned());
     Ok((
         channel,
-        crate::notify::Grants { write_roots: roots, holes, never_granted, connects: Some(connects) },
+        crate::notify::Grants { write_roots: roots, holes, never_granted, connects: Some(connects), shm },
     ))
 }
 

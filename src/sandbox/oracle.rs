@@ -82,8 +82,16 @@ fn seccompiler_rules(rule: &[Check]) -> Vec<SeccompRule> {
 fn seccompiler_programs(policy: &Policy) -> Vec<Vec<Instruction>> {
     let answers_of = |e: &Entry| match e {
         Entry::Always(a) => vec![*a],
-        Entry::When { answer, otherwise, .. } => vec![*answer, *otherwise],
+        Entry::When { rules, otherwise } => rules.iter().map(|r| r.answer).chain([*otherwise]).collect(),
     };
+    // lnk takes the first rule that holds; the kernel, of several filters, the most restrictive
+    // answer. The two agree only if an entry's rules go from the most restrictive down.
+    for entry in policy.entries().values() {
+        if let Entry::When { rules, .. } = entry {
+            let ranks: Vec<i32> = rules.iter().map(|r| restrictiveness(r.answer)).collect();
+            assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "rules out of the kernel's order: {entry:?}");
+        }
+    }
     let mut answers: Vec<Answer> = policy.entries().values().flat_map(answers_of).collect();
     answers.sort_by_key(|a| format!("{a:?}"));
     answers.dedup();
@@ -103,22 +111,26 @@ fn seccompiler_programs(policy: &Policy) -> Vec<Vec<Instruction>> {
         for (nr, entry) in policy.entries() {
             let rules = match entry {
                 Entry::Always(a) if *a == answer => Vec::new(),
-                Entry::When { rules: when, answer: a, .. } if *a == answer => {
+                // An otherwise-answer holds for every call of the number: the filters of the
+                // rules' answers, more restrictive, win where a rule holds, as the kernel
+                // combines filters.
+                Entry::When { rules, otherwise } if *otherwise == answer => {
+                    for rule in rules {
+                        assert!(
+                            restrictiveness(rule.answer) < restrictiveness(*otherwise),
+                            "{:?} must win over {otherwise:?}",
+                            rule.answer
+                        );
+                    }
+                    Vec::new()
+                }
+                Entry::When { rules, .. } if rules.iter().any(|r| r.answer == answer) => {
+                    let mine = rules.iter().filter(|r| r.answer == answer);
                     assert!(
-                        when.iter().all(|r| !r.is_empty()),
+                        rules.iter().all(|r| !r.checks.is_empty()),
                         "an empty rule always holds: write it as Always"
                     );
-                    when.iter().flat_map(|r| seccompiler_rules(r)).collect()
-                }
-                // An otherwise-answer holds for every call of the number: the filter of the
-                // rules' answer, more restrictive, wins where a rule holds, as the kernel
-                // combines filters.
-                Entry::When { otherwise, answer: a, .. } if *otherwise == answer => {
-                    assert!(
-                        restrictiveness(*a) < restrictiveness(*otherwise),
-                        "{a:?} must win over {otherwise:?}"
-                    );
-                    Vec::new()
+                    mine.flat_map(|r| seccompiler_rules(&r.checks)).collect()
                 }
                 _ => continue,
             };
@@ -223,23 +235,11 @@ fn the_oracle_tells_a_wrong_program_apart() {
     // A policy and the same policy with one check's value off by one: seccompiler's program for
     // the first must disagree with lnk's for the second, or the comparison proves nothing.
     let mut right = Policy::default();
-    right.set(
-        libc::SYS_ioctl,
-        Entry::When {
-            rules: vec![vec![Check::eq(1, 0x5412)]],
-            answer: Answer::Errno(1),
-            otherwise: Answer::Allow,
-        },
-    );
+    right
+        .set(libc::SYS_ioctl, Entry::when(vec![vec![Check::eq(1, 0x5412)]], Answer::Errno(1), Answer::Allow));
     let mut wrong = Policy::default();
-    wrong.set(
-        libc::SYS_ioctl,
-        Entry::When {
-            rules: vec![vec![Check::eq(1, 0x5413)]],
-            answer: Answer::Errno(1),
-            otherwise: Answer::Allow,
-        },
-    );
+    wrong
+        .set(libc::SYS_ioctl, Entry::when(vec![vec![Check::eq(1, 0x5413)]], Answer::Errno(1), Answer::Allow));
     let theirs = seccompiler_programs(&right);
     let args = [0, 0x5412, 0, 0, 0, 0];
     let nr = libc::SYS_ioctl as u32;

@@ -78,6 +78,12 @@ const SYS_REMOVEXATTRAT: libc::c_long = 466;
 const SYS_OPEN_TREE_ATTR: libc::c_long = 467;
 const SYS_FILE_SETATTR: libc::c_long = 469;
 
+/// The `open` flags under which a call may be `shm_open`'s or `sem_open`'s, held where the call
+/// has a `/dev/shm` of its own made by the helper (see [`crate::notify::shm`]): `O_NOFOLLOW`
+/// (both, and musl's), or `O_CREAT | O_EXCL` together (`sem_open`'s temporary file). A filter
+/// cannot read the path; these are the fewest opens it can tell apart that hold them all.
+pub const SHM_OPEN_FLAGS: [u32; 2] = [libc::O_NOFOLLOW as u32, (libc::O_CREAT | libc::O_EXCL) as u32];
+
 /// The set-user-id and set-group-id bits of a mode.
 const SET_ID_BITS: u32 = 0o6000;
 /// `O_CREAT`, and `__O_TMPFILE` (the bit of `O_TMPFILE` that is not `O_DIRECTORY`): the open
@@ -256,7 +262,9 @@ pub enum Metadata {
     /// Refused everywhere.
     Refused,
     /// Held for the helper ([`NOTIFIED_METADATA`]; the rest refused), which performs them
-    /// beneath the write grants and refuses them elsewhere: the Landlock-only mode.
+    /// beneath the write grants and refuses them elsewhere: the Landlock-only mode. The calls
+    /// that may name a POSIX shared memory object or semaphore are held there too
+    /// ([`SHM_OPEN_FLAGS`], `link`, `unlink`: see [`crate::notify::shm`]).
     Notified,
 }
 
@@ -313,7 +321,7 @@ pub fn build(policy: SeccompPolicy) -> Vec<Instruction> {
 pub(super) fn rules(policy: SeccompPolicy) -> Policy {
     let eperm = Answer::Errno(libc::EPERM as u16);
     let refuse = Entry::Always(eperm);
-    let when = |rules: Vec<Vec<Check>>| Entry::When { rules, answer: eperm, otherwise: Answer::Allow };
+    let when = |rules: Vec<Vec<Check>>| Entry::when(rules, eperm, Answer::Allow);
     let mut p = Policy::default();
     let mut refused: Vec<libc::c_long> = DENIED.to_vec();
     if !policy.ipc {
@@ -350,7 +358,7 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
     if let Some(otherwise) = otherwise {
         for (nr, mode) in MODE_SETTERS {
             let rules = vec![vec![Check::masked_ne(mode, SET_ID_BITS, 0)]];
-            p.set(nr, Entry::When { rules, answer: eperm, otherwise });
+            p.set(nr, Entry::when(rules, eperm, otherwise));
         }
     }
     let creating = |flags: u8, mode: u8| {
@@ -362,8 +370,22 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
             ],
         ]
     };
-    p.set(libc::SYS_open, when(creating(1, 2)));
-    p.set(libc::SYS_openat, when(creating(2, 3)));
+    // No set-user-id bit from an open that creates; and where the call's /dev/shm is the
+    // helper's, the opens that may be shm_open's or sem_open's held for it.
+    let opening = |flags: u8, mode: u8| match policy.metadata {
+        Metadata::Notified => {
+            let held = SHM_OPEN_FLAGS.iter().map(|f| vec![Check::masked_eq(flags, *f, *f)]).collect();
+            Entry::cases(vec![(creating(flags, mode), eperm), (held, Answer::Notify)], Answer::Allow)
+        }
+        _ => when(creating(flags, mode)),
+    };
+    p.set(libc::SYS_open, opening(1, 2));
+    p.set(libc::SYS_openat, opening(2, 3));
+    if policy.metadata == Metadata::Notified {
+        for nr in [libc::SYS_link, libc::SYS_unlink] {
+            p.set(nr, Entry::Always(Answer::Notify));
+        }
+    }
     p.set(libc::SYS_creat, when(vec![vec![Check::masked_ne(1, SET_ID_BITS, 0)]]));
     p.set(libc::SYS_mknod, when(vec![vec![Check::masked_ne(1, SET_ID_BITS, 0)]]));
     p.set(libc::SYS_mknodat, when(vec![vec![Check::masked_ne(2, SET_ID_BITS, 0)]]));
