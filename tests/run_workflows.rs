@@ -122,3 +122,78 @@ fn under_a_containers_default_seccomp_profile_lnk_runs_landlock_only_and_ordinar
     use std::os::unix::fs::PermissionsExt as _;
     assert_ne!(std::fs::metadata(&outside).unwrap().permissions().mode() & 0o777, 0o777);
 }
+
+/// What the Landlock-only mode used to refuse, and agents do every day: a local server and its
+/// client in one call, Python's `multiprocessing` (POSIX semaphores and shared memory in
+/// `/dev/shm`) and `ProcessPoolExecutor`, and new sessions.
+const EVERYDAY_WORK: &str = r#"
+python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 &
+server=$!
+code=000; i=0
+while [ $i -lt 50 ] && [ "$code" != 200 ]; do code=$(curl -s -o /dev/null -w '%{http_code}' http://localhost:8765/); i=$((i+1)); sleep 0.1; done
+[ "$code" = 200 ] && echo server-ok
+kill $server
+python3 - <<'PY'
+import multiprocessing as mp, subprocess, os
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import shared_memory
+def square(x):
+    return x * x
+if __name__ == "__main__":
+    with mp.Pool(2) as pool:
+        if sum(pool.map(square, range(10))) == 285: print("pool-ok")
+    q = mp.Queue(); q.put(7); lock = mp.Lock()
+    with lock:
+        if q.get(timeout=5) == 7: print("queue-lock-ok")
+    block = shared_memory.SharedMemory(create=True, size=16)
+    block.buf[0] = 42
+    other = shared_memory.SharedMemory(name=block.name)
+    if other.buf[0] == 42: print("shared-memory-ok")
+    other.close(); block.close(); block.unlink()
+    with ProcessPoolExecutor(2) as ex:
+        if list(ex.map(square, [3, 4])) == [9, 16]: print("executor-ok")
+    out = subprocess.run(["python3", "-c", "import os; print(os.getsid(0) == os.getpid())"],
+                         start_new_session=True, check=True, capture_output=True, text=True)
+    if out.stdout.strip() == "True": print("new-session-ok")
+PY
+setsid sh -c 'echo setsid-ok'
+"#;
+
+const EVERYDAY_STEPS: [&str; 7] = [
+    "server-ok",
+    "pool-ok",
+    "queue-lock-ok",
+    "shared-memory-ok",
+    "executor-ok",
+    "new-session-ok",
+    "setsid-ok",
+];
+
+#[test]
+fn under_a_containers_default_seccomp_profile_servers_multiprocessing_and_sessions_work() {
+    if !require(tool_here("curl") && tool_here("python3") && tool_here("setsid"), "curl, python3 and setsid")
+    {
+        return;
+    }
+    let agent = Agent::new(
+        "everyday-container",
+        "commands = [\"*\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\n",
+    );
+    let work = agent.home.join("Link/Files/work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(agent.dir.join("tmp")).unwrap();
+    let mut inner = agent.command(&[], &["sh", "-c", EVERYDAY_WORK]);
+    inner.current_dir(&work).env("TMPDIR", agent.dir.join("tmp"));
+    let Some(mut contained) = docker_like(&agent.dir.path, &inner) else { return };
+    let r = Report::from(run(&mut contained));
+    assert_eq!(r.json["enforced"]["mode"], "landlock-only", "{}", r.raw);
+    for step in EVERYDAY_STEPS {
+        assert!(r.out().lines().any(|l| l == step), "{step}: {}", r.raw);
+    }
+    // And in both modes as the harness's own kernel gives them.
+    for (mode, r) in in_each_mode(&agent, EVERYDAY_WORK) {
+        for step in EVERYDAY_STEPS {
+            assert!(r.out().lines().any(|l| l == step), "{mode}: {step}: {}", r.raw);
+        }
+    }
+}

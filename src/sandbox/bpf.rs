@@ -240,17 +240,32 @@ fn leaf(entry: Option<&Entry>, code: &mut Vec<Instruction>) {
         Some(Entry::Always(answer)) => return code.push(Instruction::ret(answer.ret_value())),
         Some(Entry::When { rules, otherwise }) => (rules, otherwise),
     };
-    for Rule { checks: rule, answer } in rules {
-        // Each check is a load, an optional AND and a compare: a failed compare skips the rest
-        // of the rule and its return, to the next rule.
-        let size = |c: &Check| if c.mask == u32::MAX { 2 } else { 3 };
-        let mut left: usize = rule.iter().map(size).sum::<usize>() + 1;
+    for Rule { checks, answer } in rules {
+        // A rule's checks all hold or it fails, in any order: those on one argument go together,
+        // the whole-word compares first, so one load of the argument serves them all; a masked
+        // compare loads and ANDs (which changes `A`), so it comes last of its argument's.
+        let mut rule: Vec<&Check> = checks.iter().collect();
+        rule.sort_by_key(|c| (c.arg, c.mask != u32::MAX));
+        // Each check is a load (unless `A` holds its argument already), an optional AND and a
+        // compare: a failed compare skips the rest of the rule and its return, to the next rule.
+        let mut loaded: Option<u8> = None;
+        let mut plan: Vec<(bool, &Check)> = Vec::with_capacity(rule.len());
         for check in rule {
-            code.push(Instruction::load(arg_low_word(check.arg)));
+            let load = loaded != Some(check.arg);
+            loaded = if check.mask == u32::MAX { Some(check.arg) } else { None };
+            plan.push((load, check));
+        }
+        let size = |(load, c): &(bool, &Check)| 1 + usize::from(*load) + usize::from(c.mask != u32::MAX);
+        let mut left: usize = plan.iter().map(size).sum::<usize>() + 1;
+        for step in &plan {
+            let (load, check) = step;
+            if *load {
+                code.push(Instruction::load(arg_low_word(check.arg)));
+            }
             if check.mask != u32::MAX {
                 code.push(Instruction { code: BPF_ALU | BPF_AND | BPF_K, jt: 0, jf: 0, k: check.mask });
             }
-            left -= size(check);
+            left -= size(step);
             let skip = u8::try_from(left).expect("a rule is a few checks");
             code.push(match check.equal {
                 true => Instruction::jump(BPF_JEQ, check.value, 0, skip),

@@ -296,6 +296,14 @@ pub struct Cut<'a> {
     pub aliases: &'a HashSet<(u64, u64)>,
 }
 
+/// Whether `path` is `dir` or lies beneath it, both normal absolute paths as bytes.
+fn beneath(path: &[u8], dir: &[u8]) -> bool {
+    match path.strip_prefix(dir) {
+        Some(rest) => rest.is_empty() || rest[0] == b'/' || dir == b"/",
+        None => false,
+    }
+}
+
 /// The system folders `roots`, opened, with how much of each: whole, cut around `cut` (see
 /// [`open_around`]). Missing folders and links (`/bin` → `usr/bin`, whose target is granted on
 /// its own) are skipped.
@@ -322,14 +330,18 @@ pub fn open_system(roots: &[&str], cut: Cut<'_>) -> Result<Vec<(OwnedFd, Part)>,
 /// is of the folder the caller opened.
 pub fn open_around(path: &Path, fd: OwnedFd, cut: Cut<'_>) -> Result<Vec<(OwnedFd, Part)>, GrantError> {
     use std::os::unix::ffi::OsStrExt as _;
-    let holes = || cut.secrets.iter().chain(cut.listed);
-    let holds_hole = |dir: &Path| holes().any(|h| h.starts_with(dir));
-    // Whether a hole lies at or beneath `dir`/`name`, compared as bytes (no path is made for the
-    // many entries that hold none).
+    // Every path here has its one normal spelling (see `crate::paths::normal`), so paths are
+    // compared as bytes, a `/` marking where a name ends (`Path`'s comparisons walk names).
+    let bytes = |p: &PathBuf| p.as_os_str().as_bytes().to_vec();
+    let holes: Vec<Vec<u8>> = cut.secrets.iter().chain(cut.listed).map(bytes).collect();
+    let secrets: Vec<Vec<u8>> = cut.secrets.iter().map(bytes).collect();
+    let listed: Vec<Vec<u8>> = cut.listed.iter().map(bytes).collect();
+    let holds_hole = |dir: &[u8]| holes.iter().any(|h| beneath(h, dir));
+    // Whether a hole lies at or beneath `dir`/`name` (no path is made for the many entries that
+    // hold none).
     let holds_hole_beneath = |dir: &[u8], name: &[u8]| {
         let dir = if dir == b"/" { &b""[..] } else { dir };
-        holes().any(|h| {
-            let h = h.as_os_str().as_bytes();
+        holes.iter().any(|h| {
             h.len() > dir.len() + name.len()
                 && h.starts_with(dir)
                 && h[dir.len()] == b'/'
@@ -340,14 +352,15 @@ pub fn open_around(path: &Path, fd: OwnedFd, cut: Cut<'_>) -> Result<Vec<(OwnedF
     let mut opened = Vec::new();
     let mut pending: Vec<(PathBuf, OwnedFd, Kind)> = vec![(path.to_owned(), fd, Kind::Either)];
     while let Some((path, fd, kind)) = pending.pop() {
-        if !holds_hole(&path) {
+        let at = path.as_os_str().as_bytes();
+        if !holds_hole(at) {
             opened.push((fd, Part::Whole(kind)));
             continue;
         }
-        if cut.secrets.contains(&path) {
+        if secrets.iter().any(|h| h == at) {
             continue;
         }
-        if cut.listed.contains(&path) {
+        if listed.iter().any(|h| h == at) {
             opened.push((fd, Part::Listing));
             continue;
         }

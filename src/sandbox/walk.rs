@@ -46,10 +46,29 @@ pub struct Walk {
 /// How many links one path may pass through, as the kernel's own limit.
 const MAX_LINKS: usize = 40;
 
-/// The folders walked so far (each reached from `/` without a link), by path, each with its
-/// device and inode: most holes share their first folders (`/home/ann`, `/etc`), which are then
-/// opened once.
-pub type Folders = std::collections::HashMap<PathBuf, (Rc<OwnedFd>, (u64, u64))>;
+/// What the walks so far found: the folders (each reached from `/` without a link), by path, each
+/// with its device and inode, and the names found missing in them. Most holes share their first
+/// folders (`/home/ann`, `/etc`), which are then opened once, and many share a missing first
+/// name (`~/.config` of `~/.config/gh`, `~/.config/gcloud`, …), looked for once.
+#[derive(Default)]
+pub struct Folders {
+    found: std::collections::HashMap<PathBuf, (Rc<OwnedFd>, (u64, u64))>,
+    missing: std::collections::HashSet<PathBuf>,
+}
+
+impl Folders {
+    pub fn new() -> Folders {
+        Folders::default()
+    }
+
+    fn get(&self, path: &Path) -> Option<&(Rc<OwnedFd>, (u64, u64))> {
+        self.found.get(path)
+    }
+
+    fn insert(&mut self, path: PathBuf, folder: (Rc<OwnedFd>, (u64, u64))) {
+        self.found.insert(path, folder);
+    }
+}
 
 /// Walks `path` from `/` one name at a time, never following a link blindly: a link's target is
 /// walked in its place, as the kernel would. With `want_mount`, also finds the mount where it
@@ -92,6 +111,13 @@ pub fn walk(path: &Path, walked: &mut Folders, want_mount: bool) -> Result<Walk,
             continue;
         }
         let dir: &OwnedFd = current.as_deref().unwrap_or(root);
+        // A name this walk's folder was found not to hold (by an earlier walk): nothing there.
+        if !want_mount && walked.missing.contains(&done.join(&name)) {
+            let mut real = done.join(&name);
+            real.extend(pending.iter().rev().filter(|n| *n != "." && *n != ".."));
+            let real = (!pending.iter().any(|n| n == "..")).then_some(real);
+            return Ok(Walk { real, links, found: None, mount: None });
+        }
         let fd = match rustix::fs::openat(
             dir,
             name.as_os_str(),
@@ -100,6 +126,7 @@ pub fn walk(path: &Path, walked: &mut Folders, want_mount: bool) -> Result<Walk,
         ) {
             Ok(fd) => fd,
             Err(Errno::NOENT) | Err(Errno::NOTDIR) => {
+                walked.missing.insert(done.join(&name));
                 // Nothing there: where it would be, and the mount of the last folder that is.
                 let mount = match want_mount {
                     true => Some(mounts::mount_id(dir)?),
