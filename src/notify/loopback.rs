@@ -3,7 +3,7 @@
 //!
 //! Without a network namespace the program shares the host's network, so it never makes a
 //! connection or a listening socket itself: its `connect`, `bind` and `listen` are held (see
-//! [`super::connect`] and [`super::listen`]) and the helper makes each socket, on a loopback
+//! [`super::sockets`]) and the helper makes each socket, on a loopback
 //! address of the call's own, chosen at random in `127.0.0.0/8` (never `127.0.0.1`'s /16), and
 //! puts it into the program's descriptor table.
 //!
@@ -23,7 +23,7 @@
 //! **Nothing of the host's is taken.** A listener on `P` itself, even on the call's own address,
 //! would stop any process of the host from listening on `0.0.0.0:P` (the person's own server on
 //! 8000) for as long as the call lasts; so each listens on a port of the kernel's choosing, and
-//! the program is told the address it asked for (`getsockname`, see [`super::listen`]) while its
+//! the program is told the address it asked for (`getsockname`, see [`super::sockets`]) while its
 //! own connects to that address reach it. The helper's connecting sockets take the call's
 //! address with `IP_BIND_ADDRESS_NO_PORT`, so their ports are chosen by `connect`, unique for the
 //! connection alone, as any client's: a port `bind` chose would be withheld from every other
