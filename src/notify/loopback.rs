@@ -122,6 +122,12 @@ impl Loopback {
         }
     }
 
+    /// The call's own loopback address: where its listeners, and so their accepted
+    /// connections, are.
+    pub fn source(&self) -> Ipv4Addr {
+        self.source
+    }
+
     /// The call's proxy log.
     pub fn log(&self) -> Arc<Mutex<Log>> {
         Arc::clone(&self.log)

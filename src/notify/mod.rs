@@ -36,6 +36,7 @@ pub mod memory;
 pub mod metadata;
 pub mod request;
 pub mod shm;
+mod sock_diag;
 pub mod sockets;
 
 use std::io::IoSliceMut;

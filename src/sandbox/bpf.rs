@@ -454,6 +454,14 @@ pub(crate) mod tests {
                 |c: &Check| [c.value, c.value | !c.mask, c.value ^ 1, !c.value, c.value.wrapping_add(1)];
             let mut pool = vec![0, 1, u32::MAX, 0x8000_0000];
             pool.extend(rules.iter().copied().flatten().flat_map(around));
+            // Each bit of a mask alone too: `(a & (X | Y)) != 0` holds with X alone, which no
+            // value around the check shows.
+            let bits = |c: &Check| -> Vec<u32> {
+                (0..32).map(|b| 1u32 << b).filter(|b| c.mask & b != 0 && c.mask != u32::MAX).collect()
+            };
+            pool.extend(rules.iter().copied().flatten().flat_map(bits));
+            pool.sort_unstable();
+            pool.dedup();
             for (i, rule) in rules.iter().enumerate() {
                 // A rule is broken by `v` in `arg` when one of its checks there fails.
                 let breaks = |r: &&Vec<Check>, arg: u8, v: u32| {

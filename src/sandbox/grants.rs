@@ -396,6 +396,14 @@ pub fn open_around(path: &Path, fd: OwnedFd, cut: Cut<'_>) -> Result<Vec<(OwnedF
                 opened.push((child, Part::Whole(Kind::File)));
                 continue;
             }
+            // Nor a folder not on the way when no folder has another name: a mount on it is a
+            // folder too (the kernel mounts folders on folders only), and its (device, inode)
+            // matters only to tell aliases apart. A stale listing (a file at its name since)
+            // fails the call: Landlock refuses folder rights on a file.
+            if !on_the_way && cut.aliases.is_empty() && entry.file_type() == rustix::fs::FileType::Directory {
+                opened.push((child, Part::Whole(Kind::Folder)));
+                continue;
+            }
             let stat = rustix::fs::fstat(&child).map_err(other)?;
             let kind = match rustix::fs::FileType::from_raw_mode(stat.st_mode) {
                 rustix::fs::FileType::Symlink => continue,

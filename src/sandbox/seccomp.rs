@@ -361,14 +361,13 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
             p.set(nr, Entry::when(rules, eperm, otherwise));
         }
     }
+    // One rule, not one per flag: (flags & (O_CREAT | O_TMPFILE)) != 0 holds when either does
+    // (every instruction is one the kernel verifies and compiles at each launch).
     let creating = |flags: u8, mode: u8| {
-        vec![
-            vec![Check::masked_eq(flags, O_CREAT, O_CREAT), Check::masked_ne(mode, SET_ID_BITS, 0)],
-            vec![
-                Check::masked_eq(flags, O_TMPFILE_BIT, O_TMPFILE_BIT),
-                Check::masked_ne(mode, SET_ID_BITS, 0),
-            ],
-        ]
+        vec![vec![
+            Check::masked_ne(flags, O_CREAT | O_TMPFILE_BIT, 0),
+            Check::masked_ne(mode, SET_ID_BITS, 0),
+        ]]
     };
     // No set-user-id bit from an open that creates; and where the call's /dev/shm is the
     // helper's, the opens that may be shm_open's or sem_open's held for it.
@@ -435,7 +434,7 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
     // clone(flags, …) with any namespace flag. clone takes the low 32 bits of its flags.
     p.set(
         libc::SYS_clone,
-        when(CLONE_NAMESPACE_FLAGS.iter().map(|f| vec![Check::masked_eq(0, *f, *f)]).collect()),
+        when(vec![vec![Check::masked_ne(0, CLONE_NAMESPACE_FLAGS.iter().fold(0, |all, f| all | f), 0)]]),
     );
     // clone3 passes its flags in memory, which a filter cannot read: `ENOSYS`, so libc falls
     // back to clone, whose flags are checked above.
@@ -704,6 +703,26 @@ mod tests {
             eperm
         );
         assert_eq!(call(libc::SYS_clone, [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]), Answer::Allow);
+        // Every namespace flag alone, and the creating opens by either flag, with a set-id mode.
+        let namespaces = [
+            libc::CLONE_NEWNS,
+            libc::CLONE_NEWUTS,
+            libc::CLONE_NEWIPC,
+            libc::CLONE_NEWUSER,
+            libc::CLONE_NEWPID,
+            libc::CLONE_NEWNET,
+            libc::CLONE_NEWCGROUP,
+        ];
+        for flag in namespaces {
+            assert_eq!(call(libc::SYS_clone, [flag as u64, 0, 0, 0, 0, 0]), eperm, "{flag:#x}");
+        }
+        for flags in [libc::O_CREAT, libc::O_TMPFILE, libc::O_CREAT | libc::O_EXCL] {
+            let suid = 0o4755;
+            assert_eq!(call(libc::SYS_openat, [0, 0, flags as u64, suid, 0, 0]), eperm, "{flags:#x}");
+            assert_eq!(call(libc::SYS_open, [0, flags as u64, suid, 0, 0, 0]), eperm, "{flags:#x}");
+            assert_eq!(call(libc::SYS_openat, [0, 0, flags as u64, 0o755, 0, 0]), Answer::Allow);
+        }
+        assert_eq!(call(libc::SYS_openat, [0, 0, libc::O_RDWR as u64, 0o4755, 0, 0]), Answer::Allow);
         assert_eq!(call(libc::SYS_prlimit64, [0; 6]), Answer::Allow);
         assert_eq!(call(libc::SYS_prlimit64, [1, 0, 0, 0, 0, 0]), eperm);
         assert_eq!(call(libc::SYS_memfd_create, [0, u64::from(MFD_NOEXEC_SEAL), 0, 0, 0, 0]), Answer::Allow);
