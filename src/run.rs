@@ -145,7 +145,14 @@ pub fn run(req: &RunRequest) -> Report {
         known.extend(report.internet.as_ref().map(proxy::Log::denials).unwrap_or_default());
         let start = report.enforcement.as_ref().map_or_else(|| PathBuf::from("/"), |e| e.start.path.clone());
         let tmp = report.enforcement.as_ref().map(|e| e.tmp_dir.clone());
-        let scene = crate::denials::Scene { flags: &req.flags, start: &start, tmp: tmp.as_deref() };
+        let own_world = report.enforcement.as_ref().is_some_and(|e| e.mode.is_own_world());
+        let scene = crate::denials::Scene {
+            flags: &req.flags,
+            start: &start,
+            tmp: tmp.as_deref(),
+            home: &req.home,
+            own_world,
+        };
         let grants: Vec<&PathBuf> = req.flags.read.iter().chain(&req.flags.write).collect();
         let as_root = rustix::process::geteuid().is_root();
         let holes =

@@ -382,7 +382,8 @@ fn refusals_explain_themselves() {
         let d = &r.json["denials"][0];
         assert_eq!((d["access"].as_str(), d["target"].as_str()), (Some("run"), Some("seq")), "{}", r.raw);
         assert_eq!(d["cause"], "not_listed");
-        assert_eq!(d["fix"], "add \"seq\" to commands");
+        assert_eq!(d["fix"]["words"], "add \"seq\" to commands");
+        assert_eq!((d["fix"]["table"].is_null(), d["fix"]["key"].as_str()), (true, Some("commands")));
         assert_eq!(d["inferred"], false);
 
         // Refused inside: read from the program's own error lines, checked against the grants
@@ -414,7 +415,7 @@ fn refusals_explain_themselves() {
         let says = |target: &str, access: &str, cause: &str, fix: Option<String>| {
             let d = find(target);
             assert_eq!(
-                (d["access"].as_str(), d["cause"].as_str(), d["fix"].as_str().map(str::to_owned)),
+                (d["access"].as_str(), d["cause"].as_str(), d["fix"]["words"].as_str().map(str::to_owned)),
                 (Some(access), Some(cause), fix),
                 "{mode:?}: {target}: {d}"
             );
@@ -422,31 +423,21 @@ fn refusals_explain_themselves() {
         };
         let home = agent.home.display().to_string();
         says("seq", "run", "not_listed", Some("add \"seq\" to commands".into()));
-        // A file to be made: the folder it would be made in.
-        says(
-            &format!("{home}/notes.txt"),
-            "write",
-            "outside_grants",
-            Some(format!("add \"{home}\" to [files] write")),
-        );
-        says(
-            &format!("{home}/newdir"),
-            "write",
-            "outside_grants",
-            Some(format!("add \"{home}\" to [files] write")),
-        );
+        // A file to be made directly in the home: never the home for one file in it.
+        says(&format!("{home}/notes.txt"), "write", "outside_grants", None);
+        says(&format!("{home}/newdir"), "write", "outside_grants", None);
         // A relative path from where the program started; a secret gets no fix.
         says(&format!("{home}/.ssh/id_x"), "read", "protected", None);
         // A folder is granted itself, never its parent.
         says(&o.to_string(), "read", "outside_grants", Some(format!("add \"{o}\" to [files] read")));
         // A file's own mode refuses it: not the sandbox, no fix.
         says(&format!("{home}/Link/Files/locked"), "read", "permissions", None);
-        // The message names no access: read or write, the file itself to grant.
+        // The message names no access: read or write, its folder to read first.
         says(
             &format!("{o}/f"),
             "read_or_write",
             "outside_grants",
-            Some(format!("add \"{o}/f\" to [files] read (or to [files] write, to change it)")),
+            Some(format!("add \"{o}\" to [files] read")),
         );
         // /etc is readable: as an ordinary user /etc/shadow's own mode refuses it; as root it
         // is one of the system's secrets.
@@ -547,7 +538,9 @@ fn a_hostile_programs_lines_never_get_a_grant_that_opens_a_secret() {
             );
         }
         assert!(
-            denials.iter().all(|d| d["fix"].is_null() || !d["fix"].as_str().unwrap().contains(".ssh")),
+            denials
+                .iter()
+                .all(|d| d["fix"].is_null() || !d["fix"]["value"].as_str().unwrap().contains(".ssh")),
             "{mode:?}: {}",
             r.raw
         );

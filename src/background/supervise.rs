@@ -248,6 +248,7 @@ fn run_command(
     let mut notifier = sandbox.take_notifier();
     // For the denials: where the command started, and its tmp folder.
     let (start, tmp_dir) = (sandbox.enforcement.start.path.clone(), sandbox.enforcement.tmp_dir.clone());
+    let own_world = sandbox.enforcement.mode.is_own_world();
     drop(sandbox);
     let proxy = door.map(|door| crate::proxy::serve_door(door, flags.internet.as_ref(), &[]));
     fault("supervise-running");
@@ -283,7 +284,8 @@ fn run_command(
     // What was refused, as a run call's report says it (see `crate::denials`).
     let mut known = notifier.as_ref().map(|n| n.refusals().to_vec()).unwrap_or_default();
     known.extend(proxy.map(|log| crate::proxy::lock(&log).denials()).unwrap_or_default());
-    let scene = crate::denials::Scene { flags: &flags, start: &start, tmp: Some(&tmp_dir) };
+    let scene =
+        crate::denials::Scene { flags: &flags, start: &start, tmp: Some(&tmp_dir), home: &home, own_world };
     let grants: Vec<&std::path::PathBuf> = flags.read.iter().chain(&flags.write).collect();
     let as_root = rustix::process::geteuid().is_root();
     let holes = || crate::protected::never_granted(&flags.deny, &home, &grants, &protected, as_root);

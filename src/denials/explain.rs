@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use super::lines::{Hint, Named, Reason};
 use super::look::{Seen, Want, Who, look};
-use super::{Access, Cause, Denial};
+use super::{Access, Cause, Denial, Fix};
 use crate::flags::SandboxFlags;
 use crate::sandbox_file::Commands;
 
@@ -26,6 +26,11 @@ pub struct Scene<'a> {
     pub start: &'a Path,
     /// The call's tmp folder, which the program may write.
     pub tmp: Option<&'a Path>,
+    /// The caller's home: never offered as a grant for one file in it.
+    pub home: &'a Path,
+    /// Whether the call ran in its own world (else Landlock only: the host's `/tmp`,
+    /// `/dev/shm` and `/proc` are the host's, and no grant should open them).
+    pub own_world: bool,
 }
 
 /// The denial a named refusal is, or `None` when the sandbox and the file's permissions do not
@@ -67,6 +72,25 @@ pub fn explain(named: &Named, scene: &Scene<'_>, protected: &[PathBuf]) -> Optio
     if !granted && own_places(scene).iter().any(|p| lexical.starts_with(p)) {
         return None;
     }
+    // Without the own world, the host's shared places are the host's: no grant is offered.
+    if !scene.own_world && !granted && !scene.tmp.is_some_and(|t| lexical.starts_with(t)) {
+        if let Some(why) = hosts_own(&lexical) {
+            let access = if named.hint == Hint::Write || named.reason == Reason::ReadOnly {
+                Access::Write
+            } else {
+                Access::Read
+            };
+            let target = lexical.display().to_string();
+            return Some(Denial {
+                access,
+                target,
+                cause: Cause::NeedsOwnWorld,
+                why,
+                fix: None,
+                inferred: true,
+            });
+        }
+    }
     let path = lexical;
     let seen = look(&path)?;
     // A relative path only where it is found from where the program started: the file, or for
@@ -90,7 +114,7 @@ pub fn explain(named: &Named, scene: &Scene<'_>, protected: &[PathBuf]) -> Optio
         (true, Some(_)) => return None,
     };
     let target = path.display().to_string();
-    let denial = |access, cause, why: String, fix: Option<String>| {
+    let denial = |access, cause, why: String, fix: Option<Fix>| {
         Some(Denial { access, target: target.clone(), cause, why, fix, inferred: true })
     };
     let hinted = match hint {
@@ -112,17 +136,18 @@ pub fn explain(named: &Named, scene: &Scene<'_>, protected: &[PathBuf]) -> Optio
         let (why, list) = match access {
             Access::Read => ("it is outside every `[files] read` and `write` grant", "read"),
             Access::Write => ("it is outside every `[files] write` grant", "write"),
-            _ => (
-                "it is outside every `[files] read` and `write` grant",
-                "read (or to [files] write, to change it)",
-            ),
+            // The message did not say: reading is what a grant surely has to allow (a write
+            // refused after it would name itself next time).
+            _ => ("it is outside every `[files] read` and `write` grant", "read"),
         };
-        denial(
-            access,
-            Cause::OutsideGrants,
-            why.to_owned(),
-            fix_for(&path, &seen, list, access != Access::Read),
-        )
+        let writes = access != Access::Read;
+        match grant_for(&path, &seen, writes, scene.home, protected) {
+            Ok(folder) => {
+                let fix = if list == "read" { Fix::read(&folder) } else { Fix::write(&folder) };
+                denial(access, Cause::OutsideGrants, why.to_owned(), Some(fix))
+            }
+            Err(none) => denial(access, Cause::OutsideGrants, format!("{why}; {none}"), None),
+        }
     };
     if hinted == Access::Run {
         return explain_run(&path, &seen, scene, &who, denial);
@@ -150,6 +175,8 @@ pub fn explain(named: &Named, scene: &Scene<'_>, protected: &[PathBuf]) -> Optio
         Access::Write => match (writable, who.allows(&seen, Want::Write)) {
             (_, Some(false)) => permissions(Access::Write),
             (false, Some(true)) => outside(Access::Write),
+            (true, Some(true)) => beside_protected(&path, &seen, protected)
+                .and_then(|why| denial(Access::Write, Cause::BesideProtected, why, None)),
             _ => None,
         },
         _ => {
@@ -167,22 +194,87 @@ pub fn explain(named: &Named, scene: &Scene<'_>, protected: &[PathBuf]) -> Optio
     }
 }
 
-/// `add "PATH" to [files] LIST` for the narrowest grant that allows `path`, which `seen` shows:
-/// the path itself where it is there, else the folder it would be made in. None for `/`, and
-/// for a write (`writes`) none where a write grant would let the program change what runs
-/// outside it (see [`unsafe_to_write`]).
-fn fix_for(path: &Path, seen: &Seen, list: &str, writes: bool) -> Option<String> {
-    let grant = if seen.file.is_some() { path } else { path.parent()? };
-    if grant == Path::new("/") || (writes && unsafe_to_write(grant)) {
+/// The folder the narrowest grant that allows `path` (which `seen` shows) would name: the path
+/// itself where it is a folder, else its folder (grants name folders). Or why there is none:
+/// `/`; the home, or a folder above it, for something in it (a grant would open all of it); a
+/// write grant that would let the program change what runs outside it ([`unsafe_to_write`]);
+/// and for something to be made, a folder that holds protected paths (a grant of it is cut
+/// around them, and nothing can be made directly in it: see [`beside_protected`]).
+fn grant_for(
+    path: &Path,
+    seen: &Seen,
+    writes: bool,
+    home: &Path,
+    protected: &[PathBuf],
+) -> Result<PathBuf, String> {
+    let folder = match &seen.file {
+        Some(file) if file.kind == rustix::fs::FileType::Directory => path,
+        _ => path.parent().ok_or("a grant of `/` would open the whole computer")?,
+    };
+    if folder == Path::new("/") {
+        return Err("no fix: a grant of `/` would open the whole computer".into());
+    }
+    if folder != path && home.starts_with(folder) {
+        return Err(format!(
+            "no fix: a grant names a folder, and this one's is `{}`, which lnk never grants for one file in it (it would open all of it); move the file into a folder of its own and grant that",
+            folder.display()
+        ));
+    }
+    if writes && unsafe_to_write(folder) {
+        return Err(format!(
+            "no fix: a write grant of `{}` would let the program change what runs outside the sandbox (the system's folders, or lnk's own)",
+            folder.display()
+        ));
+    }
+    if seen.file.is_none() {
+        if let Some(why) = beside_protected(path, seen, protected) {
+            return Err(format!("no fix: {why}"));
+        }
+    }
+    Ok(folder.to_owned())
+}
+
+/// Why `path`, not there yet, cannot be made by any grant: its folder holds protected paths (a
+/// secret, a `deny` entry, the agent's records, where they are or would be), so a grant of it
+/// is cut around them, and in a folder so cut the program may change what is already there but
+/// make nothing new (which could be a protected path that does not exist yet).
+fn beside_protected(path: &Path, seen: &Seen, protected: &[PathBuf]) -> Option<String> {
+    if seen.file.is_some() {
         return None;
     }
-    Some(format!("add \"{}\" to [files] {list}", grant.display()))
+    let folder = path.parent()?;
+    let held: Vec<&PathBuf> =
+        protected.iter().filter(|h| h.starts_with(folder) && h.as_path() != folder).collect();
+    let first = held.first()?;
+    Some(format!(
+        "`{}` holds protected paths (`{}`{}), so a grant of it lets the program change what is already in it but make nothing new directly in it; make it in a folder beneath it",
+        folder.display(),
+        first.display(),
+        if held.len() > 1 { format!(" and {} more", held.len() - 1) } else { String::new() }
+    ))
 }
 
 /// The write grant a refused metadata call on `path` (an existing file the helper found) would
-/// need, or none (see [`fix_for`]).
-pub fn write_fix(path: &Path) -> Option<String> {
-    fix_for(path, &look(path)?, "write", true)
+/// need: its folder (see [`grant_for`]), or why there is none.
+pub fn write_fix(path: &Path, home: &Path) -> Result<Fix, String> {
+    let seen = look(path).ok_or("no fix: the path cannot be looked at")?;
+    grant_for(path, &seen, true, home, &[]).map(|folder| Fix::write(&folder))
+}
+
+/// Why no grant should open `path` without the own world, if it is one of the host's shared
+/// places: its `/tmp`, `/dev/shm`, and `/proc`'s process folders.
+fn hosts_own(path: &Path) -> Option<String> {
+    let under = |place: &str| path.starts_with(place);
+    if under("/tmp") {
+        return Some("the host's `/tmp` is shared with every process here, and the sandbox never opens it without the call's own world; the call's own tmp folder is `$TMPDIR` (a `/tmp` of its own needs user namespaces)".into());
+    }
+    if under("/dev/shm") {
+        return Some("the host's `/dev/shm` holds every process's shared memory, and the sandbox never opens it without the call's own world; `shm_open` and `sem_open` work (lnk makes them in the call's own folder), listing it needs user namespaces".into());
+    }
+    let in_proc = path.strip_prefix("/proc").ok()?;
+    let first = in_proc.components().next()?.as_os_str().to_string_lossy();
+    let process = first == "self" || first == "thread-self" || first.bytes().all(|b| b.is_ascii_digit());
+    process.then(|| "no process's `/proc` folder is readable without the call's own world (it would show the host's processes, their environment included); a `/proc` of the call's own needs user namespaces".into())
 }
 
 /// Whether a write grant on `grant` would let the program change what runs outside the sandbox:
@@ -211,7 +303,7 @@ fn program_by_name(name: &str, flags: &SandboxFlags) -> Option<Denial> {
             target: name.to_owned(),
             cause: Cause::NotListed,
             why: format!("`{name}` ({}) is not among `commands`", found.path.display()),
-            fix: Some(format!("add \"{name}\" to commands")),
+            fix: Some(Fix::program(name)),
             inferred: true,
         }),
     }
@@ -223,7 +315,7 @@ fn explain_run(
     seen: &Seen,
     scene: &Scene<'_>,
     who: &Who,
-    denial: impl Fn(Access, Cause, String, Option<String>) -> Option<Denial>,
+    denial: impl Fn(Access, Cause, String, Option<Fix>) -> Option<Denial>,
 ) -> Option<Denial> {
     match who.allows(seen, Want::Run) {
         Some(false) => {
@@ -243,7 +335,7 @@ fn explain_run(
                 return None;
             }
             let (why, fix) = match in_system {
-                true => (format!("`{name}` is not among `commands`"), Some(format!("add \"{name}\" to commands"))),
+                true => (format!("`{name}` is not among `commands`"), Some(Fix::program(&name))),
                 false => (
                     "only the programs `commands` lists run, from the system's program folders (or any program, with `commands = [\"*\"]`)".to_owned(),
                     None,
@@ -352,13 +444,14 @@ mod tests {
         let home = scratch("hole");
         std::fs::create_dir_all(home.join(".ssh")).unwrap();
         let flags = flags();
-        let scene = Scene { flags: &flags, start: &home, tmp: Some(Path::new("/tmp")) };
+        let scene =
+            Scene { flags: &flags, start: &home, tmp: Some(Path::new("/tmp")), home: &home, own_world: true };
         let protected = vec![home.join(".ssh")];
         // A file that is not there in a secret is named all the same: its existence is not
         // looked at, so not told; and no grant is offered.
         let d = explain(&read(".ssh/never-there"), &scene, &protected).unwrap();
         let target = home.join(".ssh/never-there").display().to_string();
-        assert_eq!((d.cause, d.fix.as_deref(), d.target), (Cause::Protected, None, target));
+        assert_eq!((d.cause, d.fix, d.target), (Cause::Protected, None, target));
         // The secret's folder itself, outside every grant: no fix that would open it.
         let d = explain(&read(&home.join(".ssh").display().to_string()), &scene, &protected).unwrap();
         assert_eq!((d.cause, d.fix), (Cause::Protected, None));
@@ -374,7 +467,13 @@ mod tests {
             home.display().to_string(),
         ])
         .unwrap();
-        let scene = Scene { flags: &granted, start: &home, tmp: Some(Path::new("/tmp")) };
+        let scene = Scene {
+            flags: &granted,
+            start: &home,
+            tmp: Some(Path::new("/tmp")),
+            home: &home,
+            own_world: true,
+        };
         std::fs::write(home.join("closed"), "").unwrap();
         {
             use std::os::unix::fs::PermissionsExt as _;
@@ -386,14 +485,43 @@ mod tests {
     }
 
     #[test]
-    fn a_fix_grants_what_was_named_or_the_folder_it_would_be_made_in_never_root() {
+    fn a_fix_names_a_folder_never_root_nor_the_home_for_one_file_in_it() {
         let dir = scratch("fix");
+        let home = dir.join("home");
         std::fs::create_dir_all(dir.join("a")).unwrap();
-        let d = dir.display();
-        let fix = |p: &Path, writes| look(p).and_then(|seen| fix_for(p, &seen, "read", writes));
-        assert_eq!(fix(&dir.join("a"), false), Some(format!("add \"{d}/a\" to [files] read")));
-        assert_eq!(fix(&dir.join("a/new"), false), Some(format!("add \"{d}/a\" to [files] read")));
-        assert_eq!(fix(Path::new("/new-top-level-lnk"), true), None, "never /");
+        std::fs::create_dir_all(home.join("work")).unwrap();
+        std::fs::write(dir.join("a/f"), "").unwrap();
+        std::fs::write(home.join("notes.txt"), "").unwrap();
+        let grant = |p: &Path, writes, protected: &[PathBuf]| {
+            look(p).ok_or_else(String::new).and_then(|seen| grant_for(p, &seen, writes, &home, protected))
+        };
+        // A folder itself; a file's folder; a file to be made in it.
+        assert_eq!(grant(&dir.join("a"), false, &[]), Ok(dir.join("a")));
+        assert_eq!(grant(&dir.join("a/f"), true, &[]), Ok(dir.join("a")));
+        assert_eq!(grant(&dir.join("a/new"), false, &[]), Ok(dir.join("a")));
+        // Never /, never the home (nor above it) for one file in it; the home itself may be.
+        assert!(grant(Path::new("/new-top-level-lnk"), true, &[]).is_err(), "never /");
+        assert!(grant(&home.join("notes.txt"), false, &[]).unwrap_err().contains("never grants"));
+        assert!(grant(&home.join("new.txt"), true, &[]).is_err());
+        assert!(grant(&dir.join("home-sibling-file"), true, &[]).is_err(), "above the home");
+        assert_eq!(grant(&home, false, &[]), Ok(home.clone()));
+        assert_eq!(grant(&home.join("work/new"), true, &[]), Ok(home.join("work")));
+        // Nothing new directly in a folder that holds protected paths, even where they are not.
+        let secret = [home.join("work/.ssh")];
+        let why = grant(&home.join("work/new"), true, &secret).unwrap_err();
+        assert!(why.contains("holds protected paths"), "{why}");
+        assert_eq!(grant(&home.join("work"), true, &secret), Ok(home.join("work")), "the folder itself");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn without_the_own_world_the_hosts_shared_places_get_no_fix() {
+        for place in ["/tmp", "/tmp/x/y", "/dev/shm", "/dev/shm/sem.x", "/proc/1", "/proc/self/environ"] {
+            assert!(hosts_own(Path::new(place)).is_some(), "{place}");
+        }
+        for place in ["/proc/cpuinfo", "/srv/tmp", "/dev/null", "/tmpx"] {
+            assert!(hosts_own(Path::new(place)).is_none(), "{place}");
+        }
     }
 
     #[test]
@@ -416,12 +544,13 @@ mod tests {
         assert_eq!(lexical("../../../../../../../../../../..", &dir), None, "above /");
         assert_eq!(lexical("/a/../b", &dir), Some(PathBuf::from("/b")));
         let flags = flags();
-        let scene = Scene { flags: &flags, start: &dir, tmp: None };
+        let scene =
+            Scene { flags: &flags, start: &dir, tmp: None, home: Path::new("/home/nobody"), own_world: true };
         // Not there: the program may have changed folder; nothing is said.
         assert_eq!(explain(&read("peers/x"), &scene, &[]), None);
-        // There and outside every grant: said, with the file itself to grant.
+        // There and outside every grant: said, with its folder to grant.
         let d = explain(&read("sub/x"), &scene, &[]).unwrap();
-        assert_eq!(d.fix, Some(format!("add \"{}\" to [files] read", dir.join("sub/x").display())));
+        assert_eq!(d.fix, Some(Fix::read(&dir.join("sub"))));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

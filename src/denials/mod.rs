@@ -25,6 +25,7 @@
 //! Nothing here changes what is enforced.
 
 pub mod explain;
+pub mod fix;
 pub mod lines;
 pub mod look;
 
@@ -33,6 +34,7 @@ use std::path::{Path, PathBuf};
 use crate::json;
 
 pub use explain::Scene;
+pub use fix::Fix;
 
 /// The most denials a report lists: the first ones name the problem.
 pub const MAX_DENIALS: usize = 20;
@@ -91,19 +93,24 @@ pub enum Cause {
     Protected,
     /// The file's own mode and owner refuse the program's user: not the sandbox.
     Permissions,
-    /// Only the own world allows it (a session of the program's own).
+    /// Only the own world allows it: the host's `/tmp`, `/dev/shm`, a process's `/proc` folder,
+    /// without one (no fix).
     NeedsOwnWorld,
+    /// Something new directly in a write-granted folder that holds protected paths, which a
+    /// grant lets the program change but not add to (no fix).
+    BesideProtected,
     /// A connection `[internet]` does not allow.
     NotAllowed,
 }
 
 impl Cause {
-    pub const ALL: [Cause; 6] = [
+    pub const ALL: [Cause; 7] = [
         Cause::NotListed,
         Cause::OutsideGrants,
         Cause::Protected,
         Cause::Permissions,
         Cause::NeedsOwnWorld,
+        Cause::BesideProtected,
         Cause::NotAllowed,
     ];
 
@@ -114,6 +121,7 @@ impl Cause {
             Cause::Protected => "protected",
             Cause::Permissions => "permissions",
             Cause::NeedsOwnWorld => "needs_own_world",
+            Cause::BesideProtected => "beside_protected",
             Cause::NotAllowed => "not_allowed",
         }
     }
@@ -128,8 +136,9 @@ pub struct Denial {
     pub cause: Cause,
     /// Why, in the sandbox file's terms.
     pub why: String,
-    /// What to change in the sandbox file, when a change can allow it.
-    pub fix: Option<String>,
+    /// The change to the sandbox file that allows it, when one does (`why` says what would be
+    /// needed otherwise).
+    pub fix: Option<Fix>,
     /// Found in the program's own output, not known from lnk itself.
     pub inferred: bool,
 }
@@ -141,27 +150,27 @@ impl Denial {
             .str("target", &self.target)
             .str("cause", self.cause.name())
             .str("why", &self.why)
-            .raw("fix", &self.fix.as_deref().map_or("null".into(), json::string))
+            .raw("fix", &self.fix.as_ref().map_or("null".into(), Fix::to_json))
             .bool("inferred", self.inferred)
             .finish()
     }
 
     /// The `lnk:` line of the text report.
     pub fn line(&self) -> String {
-        let fix = self.fix.as_deref().map(|f| format!("; {f}")).unwrap_or_default();
+        let fix = self.fix.as_ref().map(|f| format!("; {}", f.words())).unwrap_or_default();
         let how = if self.inferred { " (inferred from the program's error output)" } else { "" };
         format!("denied: {} {}: {}{fix}{how}", self.access.name(), self.target, self.why)
     }
 
     /// The fields as a background record keeps them (see [`crate::records`]): access, target,
-    /// cause, why, fix (empty for none), inferred.
+    /// cause, why, fix ([`Fix::to_field`], empty for none), inferred.
     pub fn to_fields(&self) -> [String; 6] {
         [
             self.access.name().to_owned(),
             self.target.clone(),
             self.cause.name().to_owned(),
             self.why.clone(),
-            self.fix.clone().unwrap_or_default(),
+            self.fix.as_ref().map(Fix::to_field).unwrap_or_default(),
             self.inferred.to_string(),
         ]
     }
@@ -174,7 +183,7 @@ impl Denial {
             target: target.clone(),
             cause: *Cause::ALL.iter().find(|c| c.name() == cause)?,
             why: why.clone(),
-            fix: (!fix.is_empty()).then(|| fix.clone()),
+            fix: Fix::from_field(fix),
             inferred: match inferred.as_str() {
                 "true" => true,
                 "false" => false,
@@ -204,7 +213,7 @@ pub fn program_not_listed(name: &str) -> Denial {
             Some(p) => format!("`{name}` ({}) is not among `commands`", p.path.display()),
             None => format!("`{name}` is not among `commands` (and is not on this computer's system PATH)"),
         },
-        fix: found.map(|_| format!("add \"{name}\" to commands")),
+        fix: found.map(|_| Fix::program(name)),
         inferred: false,
     }
 }
@@ -221,19 +230,21 @@ pub fn metadata_refused(path: &Path, hole: Option<&Path>) -> Denial {
             ),
             None,
         ),
-        None => (
-            Cause::OutsideGrants,
-            "it is outside every `[files] write` grant (a file's mode, owner, times and attributes change only beneath them)"
-                .to_owned(),
-            explain::write_fix(path),
-        ),
+        None => {
+            let why = "it is outside every `[files] write` grant (a file's mode, owner, times and attributes change only beneath them)";
+            let home = crate::paths::home_dir().unwrap_or_else(|_| PathBuf::from("/"));
+            match explain::write_fix(path, &home) {
+                Ok(fix) => (Cause::OutsideGrants, why.to_owned(), Some(fix)),
+                Err(none) => (Cause::OutsideGrants, format!("{why}; {none}"), None),
+            }
+        }
     };
     Denial { access: Access::Metadata, target: path.display().to_string(), cause, why, fix, inferred: false }
 }
 
 /// The denial for a connection `[internet]` refused (the proxy's policy, or the held door's
 /// direct connect): `fix` as the refusal gives it.
-pub fn connect_refused(host: &str, port: u16, why: &str, fix: Option<&str>) -> Denial {
+pub fn connect_refused(host: &str, port: u16, why: &str, fix: Option<Fix>) -> Denial {
     let target = match host.contains(':') && !host.starts_with('[') {
         true => format!("[{host}]:{port}"),
         false => format!("{host}:{port}"),
@@ -243,7 +254,7 @@ pub fn connect_refused(host: &str, port: u16, why: &str, fix: Option<&str>) -> D
         target,
         cause: Cause::NotAllowed,
         why: why.to_owned(),
-        fix: fix.map(str::to_owned),
+        fix,
         inferred: false,
     }
 }
@@ -366,7 +377,7 @@ mod tests {
             target: "/x y".into(),
             cause: Cause::OutsideGrants,
             why: "w".into(),
-            fix: Some("f".into()),
+            fix: Some(Fix::read(Path::new("/x y"))),
             inferred: true,
         };
         assert_eq!(Denial::from_fields(&d.to_fields()), Some(d.clone()));

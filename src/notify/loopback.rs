@@ -320,13 +320,9 @@ impl Loopback {
         if ip.is_loopback() || ip.is_unspecified() {
             return;
         }
-        let why = "a direct connection: only the call's proxy (HTTP_PROXY) and the listed tcp addresses are reachable";
-        let fix = (!crate::proxy::policy::is_internal(ip)).then(|| {
-            format!(
-                "connect through the proxy (HTTP_PROXY), or add \"{}\" to [internet] tcp",
-                SocketAddr::new(ip, asked.port())
-            )
-        });
+        let why = "a direct connection: only the call's proxy (HTTP_PROXY) and the listed tcp addresses are reachable (a web request goes through the proxy)";
+        let fix = (!crate::proxy::policy::is_internal(ip))
+            .then(|| crate::denials::Fix::tcp(SocketAddr::new(ip, asked.port()).to_string()));
         crate::proxy::lock(&self.log).refuse_by_policy(&ip.to_string(), asked.port(), why, fix);
     }
 }
@@ -483,7 +479,7 @@ mod tests {
         let log = crate::proxy::lock(&log);
         assert_eq!(log.refused, 2);
         assert_eq!((log.refusals[0].host.as_str(), log.refusals[0].port), ("192.0.2.1", 80));
-        assert!(log.refusals[0].fix.as_deref().is_some_and(|f| f.contains("192.0.2.1:80")));
+        assert_eq!(log.refusals[0].fix, Some(crate::denials::Fix::tcp("192.0.2.1:80".into())));
         assert_eq!((log.refusals[1].host.as_str(), &log.refusals[1].fix), ("169.254.169.254", &None));
     }
 

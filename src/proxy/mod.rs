@@ -86,7 +86,7 @@ pub struct Refusal {
     /// or another process): a denial of the call's.
     pub by_policy: bool,
     /// The change to the sandbox file that would allow it, where one would.
-    pub fix: Option<String>,
+    pub fix: Option<crate::denials::Fix>,
 }
 
 /// The log, even if a proxy thread panicked while holding it (the counts stay meaningful: each
@@ -101,7 +101,7 @@ impl Log {
     }
 
     /// A refusal by the sandbox file's `[internet]`, with the change that would allow it.
-    pub fn refuse_by_policy(&mut self, host: &str, port: u16, why: &str, fix: Option<String>) {
+    pub fn refuse_by_policy(&mut self, host: &str, port: u16, why: &str, fix: Option<crate::denials::Fix>) {
         self.note(Refusal { host: host.to_owned(), port, why: why.to_owned(), by_policy: true, fix });
     }
 
@@ -123,7 +123,7 @@ impl Log {
     pub fn denials(&self) -> Vec<crate::denials::Denial> {
         let mut denials = Vec::new();
         for r in &self.policy_refusals {
-            let denial = crate::denials::connect_refused(&r.host, r.port, &r.why, r.fix.as_deref());
+            let denial = crate::denials::connect_refused(&r.host, r.port, &r.why, r.fix.clone());
             crate::denials::add(&mut denials, denial);
         }
         denials

@@ -22,6 +22,7 @@ use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::{Duration, Instant};
 
+use crate::denials::Fix;
 use crate::flags::InternetFlags;
 use crate::sandbox_file::{HostPattern, TcpHost};
 
@@ -58,17 +59,49 @@ impl std::fmt::Display for Refused {
 }
 
 impl Refused {
-    /// The change to the sandbox file that would allow `host:port`, where one would.
-    pub fn fix(&self, host: &str, port: u16) -> Option<String> {
-        match self {
-            Refused::HostNotListed | Refused::AddressNotListed => {
-                Some(format!("add \"{host}\" to [internet] hosts"))
-            }
-            Refused::PortNotAllowed => Some(format!("add \"{host}:{port}\" to [internet] tcp")),
-            Refused::InternalAddress(a) => Some(format!("add \"{a}\" to [internet] hosts")),
-            Refused::RateSpent => Some("raise [internet] per_minute".to_owned()),
+    /// The one change to the sandbox file that allows `host:port`, where one does: a host for
+    /// ports 80 and 443 (the only ones `hosts` opens), a `tcp` endpoint for any other port, by
+    /// address where the host is one or resolved to an internal one (`localhost` is
+    /// `127.0.0.1`), by name only where names work (`tcp_by_name`: the own world's hosts file).
+    /// `None` where no entry would: the `per_minute` budget (a number, not a list), and a `tcp`
+    /// name without the own world (see [`Refused::needs`]).
+    pub fn fix(&self, host: &str, port: u16, tcp_by_name: bool) -> Option<Fix> {
+        let web = port == 80 || port == 443;
+        let address = match self {
+            Refused::RateSpent => return None,
+            Refused::InternalAddress(a) => Some(*a),
+            _ => parse_ip_literal(host)
+                .or_else(|| is_localhost(host).then_some(IpAddr::V4(Ipv4Addr::LOCALHOST))),
+        };
+        let endpoint = |ip: IpAddr| match ip {
+            IpAddr::V6(v6) => format!("[{v6}]:{port}"),
+            IpAddr::V4(v4) => format!("{v4}:{port}"),
+        };
+        match (web, address) {
+            (true, Some(ip)) => Some(Fix::host(&ip.to_string())),
+            (true, None) => Some(Fix::host(&normal(host))),
+            (false, Some(ip)) => Some(Fix::tcp(endpoint(ip))),
+            (false, None) if tcp_by_name => Some(Fix::tcp(format!("{}:{port}", normal(host)))),
+            (false, None) => None,
         }
     }
+
+    /// What the refusal's words add where [`Refused::fix`] has no fix.
+    pub fn needs(&self, host: &str, port: u16, tcp_by_name: bool) -> Option<String> {
+        match self.fix(host, port, tcp_by_name) {
+            Some(_) => None,
+            None if *self == Refused::RateSpent => None,
+            None => Some(format!(
+                "a tcp endpoint by name needs the call's own world (user namespaces); list the address `{host}` has instead, as tcp \"ADDRESS:{port}\""
+            )),
+        }
+    }
+}
+
+/// `localhost` and its subdomains, which the system resolves to loopback.
+fn is_localhost(host: &str) -> bool {
+    let name = normal(host);
+    name == "localhost" || name.ends_with(".localhost")
 }
 
 /// Lower-cases a host and strips one trailing dot, as names compare.

@@ -139,9 +139,16 @@ fn accept_loop(listener: OwnedFd, kind: Listener, shared: Arc<Shared>) {
 
 /// A connection that the policy allowed and that is now open upstream.
 fn open_upstream(shared: &Shared, host: &str, port: u16) -> Result<TcpStream, (u16, String)> {
+    // `tcp` endpoints by name need the own world's hosts file; the held door is the
+    // Landlock-only mode's.
+    let by_name = shared.admitted_by.is_none();
     let refuse = |why: Refused| {
         let status = if why == Refused::RateSpent { 429 } else { 403 };
-        super::lock(&shared.log).refuse_by_policy(host, port, &why.to_string(), why.fix(host, port));
+        let words = match why.needs(host, port, by_name) {
+            Some(needs) => format!("{why}; {needs}"),
+            None => why.to_string(),
+        };
+        super::lock(&shared.log).refuse_by_policy(host, port, &words, why.fix(host, port, by_name));
         (status, why.to_string())
     };
     policy::check_target(&shared.net, host, port).map_err(refuse)?;

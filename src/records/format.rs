@@ -524,7 +524,7 @@ mod tests {
                 target: "/srv/x \"y\"\n".into(),
                 cause: Cause::OutsideGrants,
                 why: "w".into(),
-                fix: Some("add \"/srv/x\" to [files] read".into()),
+                fix: Some(crate::denials::Fix::read(std::path::Path::new("/srv/x"))),
                 inferred: true,
             },
             Denial {
