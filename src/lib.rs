@@ -20,11 +20,12 @@
 //! | [`kernel`] | what this kernel can enforce, probed |
 //! | [`sandbox`] | the sandbox itself: Landlock ruleset and seccomp filter |
 //! | [`lifetime`] | the process lifetime: keeper, process group, killing, reaping |
-//! | [`notify`] | held system calls: the Landlock-only mode's metadata calls, performed by the helper beneath the write grants, and its connects, made by the helper to the proxy |
+//! | [`notify`] | held system calls in the Landlock-only mode: metadata calls performed by the helper beneath the write grants; connects, servers and `/dev/shm` made by the helper on the call's own loopback and folder; sessions noted |
 //! | [`output`] | the output capture: start and end of each stream, bounded |
 //! | [`proxy`] | the call's proxy for `[internet]`: the network door, the policy, the threads |
 //! | [`private_tmp`] | each call's own temporary folder |
 //! | [`procfs`] | what `/proc` says of a process: its place in the tree, its start time |
+//! | [`sock_diag`] | the kernel's socket diagnostics: whether a socket is in use, whether the host listens on a port |
 //! | [`run`], [`report`] | `lnk sandbox run`, and how a call ended |
 //! | [`file_tool`] | `lnk file`: the file session's operations, through descriptors |
 //! | [`background`] | `lnk-link-run`: start, the supervisor, stop, the bridge, output files |
@@ -60,4 +61,5 @@ pub mod report;
 pub mod run;
 pub mod sandbox;
 pub mod sandbox_file;
+pub mod sock_diag;
 pub mod sys;

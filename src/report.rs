@@ -223,12 +223,10 @@ impl Report {
             )),
         };
         if let Some(log) = &self.internet {
-            lines.extend(
-                log.refusals
-                    .iter()
-                    .take(10)
-                    .map(|r| format!("internet: refused {}:{}: {}", r.host, r.port, r.why)),
-            );
+            lines.extend(log.refusals.iter().take(10).map(|r| match r.times {
+                1 => format!("internet: refused {}:{}: {}", r.host, r.port, r.why),
+                n => format!("internet: refused {}:{} ({n} times): {}", r.host, r.port, r.why),
+            }));
             if log.refused > 10 {
                 lines.push(format!("internet: {} refusals in all", log.refused));
             }
@@ -241,10 +239,14 @@ impl Report {
 
 /// The proxy's part of the report: how many connections went out, and each refusal with why.
 fn internet_json(log: &crate::proxy::Log) -> String {
-    let refusals = log
-        .refusals
-        .iter()
-        .map(|r| json::Object::new().str("host", &r.host).num("port", r.port).str("why", &r.why).finish());
+    let refusals = log.refusals.iter().map(|r| {
+        json::Object::new()
+            .str("host", &r.host)
+            .num("port", r.port)
+            .str("why", &r.why)
+            .num("times", r.times)
+            .finish()
+    });
     json::Object::new()
         .str("proxy", &format!("http://127.0.0.1:{}", crate::proxy::door::PROXY_PORT))
         .str("confinement", log.confinement)

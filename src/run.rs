@@ -141,7 +141,7 @@ pub fn run(req: &RunRequest) -> Report {
     // What was refused: what lnk refused itself (known), then what the program's error lines
     // show and the grants and the files' own permissions explain (inferred).
     if !session {
-        let mut known = notifier.as_ref().map(|n| n.refusals().to_vec()).unwrap_or_default();
+        let mut known = notifier.as_ref().map(|n| n.refusals()).unwrap_or_default();
         known.extend(report.internet.as_ref().map(proxy::Log::denials).unwrap_or_default());
         let start = report.enforcement.as_ref().map_or_else(|| PathBuf::from("/"), |e| e.start.path.clone());
         let tmp = report.enforcement.as_ref().map(|e| e.tmp_dir.clone());

@@ -282,7 +282,7 @@ fn run_command(
     record.output_end = end.finish();
     record.ended_ms = Some(records::now_ms());
     // What was refused, as a run call's report says it (see `crate::denials`).
-    let mut known = notifier.as_ref().map(|n| n.refusals().to_vec()).unwrap_or_default();
+    let mut known = notifier.as_ref().map(|n| n.refusals()).unwrap_or_default();
     known.extend(proxy.map(|log| crate::proxy::lock(&log).denials()).unwrap_or_default());
     let scene =
         crate::denials::Scene { flags: &flags, start: &start, tmp: Some(&tmp_dir), home: &home, own_world };

@@ -24,6 +24,7 @@
 //!
 //! Nothing here changes what is enforced.
 
+pub mod connects;
 pub mod explain;
 pub mod fix;
 pub mod lines;
@@ -56,10 +57,12 @@ pub enum Access {
     Session,
     /// A network connection.
     Connect,
+    /// A server's address (`bind`).
+    Listen,
 }
 
 impl Access {
-    pub const ALL: [Access; 7] = [
+    pub const ALL: [Access; 8] = [
         Access::Run,
         Access::Read,
         Access::Write,
@@ -67,6 +70,7 @@ impl Access {
         Access::Metadata,
         Access::Session,
         Access::Connect,
+        Access::Listen,
     ];
 
     pub fn name(self) -> &'static str {
@@ -78,6 +82,7 @@ impl Access {
             Access::Metadata => "metadata",
             Access::Session => "session",
             Access::Connect => "connect",
+            Access::Listen => "listen",
         }
     }
 }
@@ -259,6 +264,20 @@ pub fn connect_refused(host: &str, port: u16, why: &str, fix: Option<Fix>) -> De
     }
 }
 
+/// The denial for a server's address that is not the call's (a `bind` in the Landlock-only
+/// mode to an address other than loopback or the wildcard): no fix, as in the own world's
+/// namespace, where no other address exists.
+pub fn listen_refused(address: std::net::SocketAddr) -> Denial {
+    Denial {
+        access: Access::Listen,
+        target: address.to_string(),
+        cause: Cause::NotAllowed,
+        why: "the call's servers listen on its own loopback only (127.0.0.1, ::1, or the wildcard, taken as loopback): no other address is the call's".into(),
+        fix: None,
+        inferred: false,
+    }
+}
+
 /// A call's denials: `known` (what lnk refused itself) first, then what [`infer`] reads from
 /// `output`, each target once.
 pub fn for_call(
@@ -287,6 +306,17 @@ pub fn infer(output: &str, scene: &Scene<'_>, holes: impl FnOnce() -> Vec<PathBu
     // `look::MAX_DEPTH` lookups, and past the budget the rest is left out.
     let mut looked = 0;
     for (i, line) in all.iter().enumerate() {
+        // In the own world, a server of the host's the program could not reach on loopback
+        // (see [`connects`]); without it the helper names each one itself.
+        if scene.own_world {
+            if let Some((address, port)) = connects::read(line) {
+                looked += 1;
+                if let Some(denial) = connects::explain(address, port, scene.flags) {
+                    add(&mut denials, denial);
+                }
+                continue;
+            }
+        }
         let before = &all[i.saturating_sub(4)..i];
         let Some(named) = lines::read(line, before) else { continue };
         looked += 1;
@@ -337,9 +367,8 @@ impl Scanner {
 
     fn line(&mut self, line: String) {
         let lower = line.to_ascii_lowercase();
-        if self.lines_kept < SCANNER_LINES
-            && (lower.contains("permission denied") || lower.contains("read-only file system"))
-        {
+        let refusal = ["permission denied", "read-only file system", "refused", "couldn't connect"];
+        if self.lines_kept < SCANNER_LINES && refusal.iter().any(|r| lower.contains(r)) {
             for before in self.recent.drain(..) {
                 self.kept.push_str(&before);
                 self.kept.push('\n');

@@ -128,6 +128,11 @@ impl Loopback {
         self.source
     }
 
+    /// Whether any address routes to the call's proxy or a forwarder (`[internet]`).
+    pub fn has_routes(&self) -> bool {
+        !self.routes.is_empty()
+    }
+
     /// The call's proxy log.
     pub fn log(&self) -> Arc<Mutex<Log>> {
         Arc::clone(&self.log)
@@ -311,6 +316,11 @@ impl Loopback {
         }
     }
 
+    /// A server's address that is not the call's, named (see [`crate::denials::listen_refused`]).
+    pub fn refuse_listen(&self, asked: SocketAddr) {
+        crate::proxy::lock(&self.log).refuse_listen(asked);
+    }
+
     /// A connect without a route, answered as a namespace with loopback only would: to the
     /// program's own loopback silently (there it is the program's business, as in a namespace
     /// of its own), elsewhere named, with a fix only where listing it would be reasonable (never
@@ -318,6 +328,23 @@ impl Loopback {
     fn refuse(&self, asked: SocketAddr) {
         let ip = canonical(asked.ip());
         if ip.is_loopback() || ip.is_unspecified() {
+            // The program's own loopback: as in a namespace of its own, only what it started
+            // listens there. Named only where a server of the host's listens on that port,
+            // which a tcp endpoint reaches (by address: `localhost` is 127.0.0.1).
+            if crate::sock_diag::host_listens(asked.port(), Some(self.source)) {
+                let address = if ip.is_unspecified() { IpAddr::V4(Ipv4Addr::LOCALHOST) } else { ip };
+                let endpoint = SocketAddr::new(address, asked.port()).to_string();
+                let why = format!(
+                    "the server at {endpoint} is the host's, outside the call's own loopback; only a listed [internet] tcp endpoint reaches it"
+                );
+                let fix = crate::denials::Fix::tcp(endpoint);
+                crate::proxy::lock(&self.log).refuse_by_policy(
+                    &address.to_string(),
+                    asked.port(),
+                    &why,
+                    Some(fix),
+                );
+            }
             return;
         }
         let why = "a direct connection: only the call's proxy (HTTP_PROXY) and the listed tcp addresses are reachable (a web request goes through the proxy)";

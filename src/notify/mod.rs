@@ -36,7 +36,6 @@ pub mod memory;
 pub mod metadata;
 pub mod request;
 pub mod shm;
-mod sock_diag;
 pub mod sockets;
 
 use std::io::IoSliceMut;
@@ -167,9 +166,15 @@ impl Notifier {
         }
     }
 
-    /// The held calls refused that the report names, known (not inferred).
-    pub fn refusals(&self) -> &[crate::denials::Denial] {
-        &self.refusals
+    /// The held calls refused that the report names, known (not inferred); and without
+    /// `[internet]`, the connects the call's loopback refused (with it, they are in the proxy's
+    /// log, which the report takes them from).
+    pub fn refusals(&self) -> Vec<crate::denials::Denial> {
+        let mut all = self.refusals.clone();
+        if let Some(loopback) = self.grants.connects.as_ref().filter(|l| !l.has_routes()) {
+            all.extend(crate::proxy::lock(&loopback.log()).denials());
+        }
+        all
     }
 
     /// The leaders of the groups the program made, as noted.

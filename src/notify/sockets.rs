@@ -99,6 +99,7 @@ pub fn perform(
             }
             let asked = of_family(read_address(memory, address, len)?, family)?;
             if !may_listen_on(asked.ip()) {
+                loopback.refuse_listen(asked);
                 return Err(Errno::ADDRNOTAVAIL);
             }
             let made = loopback.listen(asked, family, socket.flags.contains(OFlags::NONBLOCK))?;
@@ -151,7 +152,7 @@ fn put(listener: BorrowedFd<'_>, id: u64, made: &OwnedFd, fd: i32, socket: &Sock
 /// helper made, or, when the program could have one the helper does not know (a connection its
 /// own listener accepted; a socket passed in as a standard stream), what the kernel says of it:
 /// asked on a copy of the descriptor where the kernel gives one, else of the kernel's socket
-/// diagnostics (slower: see [`super::sock_diag`]). A socket never bound or connected is
+/// diagnostics (slower: see [`crate::sock_diag`]). A socket never bound or connected is
 /// neither.
 fn in_use(loopback: &Loopback, tid: u32, fd: i32, inode: u64) -> bool {
     if loopback.connected(inode) || loopback.server(inode).is_some() {
@@ -166,7 +167,7 @@ fn in_use(loopback: &Loopback, tid: u32, fd: i32, inode: u64) -> bool {
     // A connection the program's own listener accepted has the call's address; a stream the
     // harness passed in may have any.
     let local = if fd < 3 { None } else { Some(loopback.source()) };
-    super::sock_diag::tcp_socket_listed(inode, local)
+    crate::sock_diag::tcp_socket_listed(inode, local)
 }
 
 /// Whether the program's socket at `fd` listens or is connected, asked on a copy of it

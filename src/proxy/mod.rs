@@ -74,6 +74,8 @@ pub struct Log {
     /// the report's denials: a program's malformed or reset connections, however many, cannot
     /// push them out.
     pub policy_refusals: Vec<Refusal>,
+    /// Servers' addresses that were not the call's (see [`Log::refuse_listen`]).
+    pub listens_refused: Vec<std::net::SocketAddr>,
 }
 
 /// One refused connection or request.
@@ -87,6 +89,8 @@ pub struct Refusal {
     pub by_policy: bool,
     /// The change to the sandbox file that would allow it, where one would.
     pub fix: Option<crate::denials::Fix>,
+    /// How many times it was refused alike (the same host, port and why).
+    pub times: u64,
 }
 
 /// The log, even if a proxy thread panicked while holding it (the counts stay meaningful: each
@@ -97,12 +101,35 @@ pub fn lock(log: &Mutex<Log>) -> std::sync::MutexGuard<'_, Log> {
 
 impl Log {
     pub fn refuse(&mut self, host: &str, port: u16, why: &str) {
-        self.note(Refusal { host: host.to_owned(), port, why: why.to_owned(), by_policy: false, fix: None });
+        self.note(Refusal {
+            host: host.to_owned(),
+            port,
+            why: why.to_owned(),
+            by_policy: false,
+            fix: None,
+            times: 1,
+        });
+    }
+
+    /// A server's address that is not the call's (the Landlock-only mode's loopback): a denial
+    /// of the call's, not a connection's.
+    pub fn refuse_listen(&mut self, asked: std::net::SocketAddr) {
+        if self.listens_refused.len() < crate::denials::MAX_DENIALS && !self.listens_refused.contains(&asked)
+        {
+            self.listens_refused.push(asked);
+        }
     }
 
     /// A refusal by the sandbox file's `[internet]`, with the change that would allow it.
     pub fn refuse_by_policy(&mut self, host: &str, port: u16, why: &str, fix: Option<crate::denials::Fix>) {
-        self.note(Refusal { host: host.to_owned(), port, why: why.to_owned(), by_policy: true, fix });
+        self.note(Refusal {
+            host: host.to_owned(),
+            port,
+            why: why.to_owned(),
+            by_policy: true,
+            fix,
+            times: 1,
+        });
     }
 
     fn note(&mut self, refusal: Refusal) {
@@ -114,7 +141,12 @@ impl Log {
         {
             self.policy_refusals.push(refusal.clone());
         }
-        if self.refusals.len() < MAX_NAMED_REFUSALS {
+        // The same refusal again is counted, not named again: a program looping on one refused
+        // address must not fill the list with it.
+        let alike = |r: &Refusal| r.host == refusal.host && r.port == refusal.port && r.why == refusal.why;
+        if let Some(known) = self.refusals.iter_mut().find(|r| alike(r)) {
+            known.times += 1;
+        } else if self.refusals.len() < MAX_NAMED_REFUSALS {
             self.refusals.push(refusal);
         }
     }
@@ -125,6 +157,9 @@ impl Log {
         for r in &self.policy_refusals {
             let denial = crate::denials::connect_refused(&r.host, r.port, &r.why, r.fix.clone());
             crate::denials::add(&mut denials, denial);
+        }
+        for asked in &self.listens_refused {
+            crate::denials::add(&mut denials, crate::denials::listen_refused(*asked));
         }
         denials
     }

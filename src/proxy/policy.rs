@@ -218,10 +218,13 @@ fn is_internal_v4(ip: Ipv4Addr) -> bool {
 /// The connection a request asks for, decided before any name is resolved.
 pub fn check_target(net: &InternetFlags, host: &str, port: u16) -> Result<(), Refused> {
     let literal = parse_ip_literal(host);
+    // `localhost` is 127.0.0.1 for a tcp endpoint by address (the fix a refusal of it gives):
+    // the system resolves it so on every machine, with no lookup a program could steer.
+    let as_address = literal.or_else(|| is_localhost(host).then_some(IpAddr::V4(Ipv4Addr::LOCALHOST)));
     let endpoint = net.tcp.iter().any(|e| {
         e.port == port
-            && match (&e.host, literal) {
-                (TcpHost::Name(n), None) => *n == normal(host),
+            && match (&e.host, as_address) {
+                (TcpHost::Name(n), _) if literal.is_none() => *n == normal(host),
                 (TcpHost::Address(a), Some(l)) => *a == l,
                 _ => false,
             }
@@ -303,6 +306,39 @@ mod tests {
         assert!(!pattern_matches(&p, "example.com"));
         assert!(!pattern_matches(&p, "evilexample.com"));
         assert!(!pattern_matches(&p, "example.com.evil.org"));
+    }
+
+    #[test]
+    fn each_refusal_gets_the_one_entry_that_allows_it() {
+        let fix = |r: Refused, host: &str, port: u16, by_name: bool| r.fix(host, port, by_name);
+        // A host for the web ports; a tcp endpoint for any other, by address where it is one.
+        assert_eq!(fix(Refused::HostNotListed, "a.test", 443, true), Some(Fix::host("a.test")));
+        assert_eq!(fix(Refused::AddressNotListed, "192.0.2.1", 80, false), Some(Fix::host("192.0.2.1")));
+        assert_eq!(fix(Refused::PortNotAllowed, "a.test", 8443, true), Some(Fix::tcp("a.test:8443".into())));
+        assert_eq!(
+            fix(Refused::HostNotListed, "a.test", 8443, false),
+            None,
+            "no tcp name without the own world"
+        );
+        assert!(Refused::HostNotListed.needs("a.test", 8443, false).unwrap().contains("ADDRESS:8443"));
+        assert_eq!(
+            fix(Refused::AddressNotListed, "127.0.0.1", 8000, false),
+            Some(Fix::tcp("127.0.0.1:8000".into()))
+        );
+        assert_eq!(
+            fix(Refused::HostNotListed, "localhost", 8000, true),
+            Some(Fix::tcp("127.0.0.1:8000".into()))
+        );
+        assert_eq!(fix(Refused::AddressNotListed, "[::1]", 8000, true), Some(Fix::tcp("[::1]:8000".into())));
+        let internal = Refused::InternalAddress(IpAddr::V4(Ipv4Addr::LOCALHOST));
+        assert_eq!(fix(internal.clone(), "localhost", 8000, true), Some(Fix::tcp("127.0.0.1:8000".into())));
+        assert_eq!(fix(internal, "localhost", 80, true), Some(Fix::host("127.0.0.1")));
+        assert_eq!(fix(Refused::RateSpent, "a.test", 443, true), None);
+        // Each fix, applied, allows the target (resolution aside).
+        let n = net(&[], &["127.0.0.1:8000"]);
+        assert_eq!(check_target(&n, "localhost", 8000), Ok(()), "localhost is 127.0.0.1 for tcp");
+        assert_eq!(check_target(&n, "127.0.0.1", 8000), Ok(()));
+        assert_eq!(check_target(&n, "localhost", 8001), Err(Refused::HostNotListed));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! kernel runs a filter of one instruction on each socket instead (the local address the call's
 //! own), and tells only the call's sockets; `TIME_WAIT` ones, which no descriptor holds, are not
 //! asked for. Why not `pidfd_getfd` and `getsockopt`: container runtimes' default seccomp
-//! profiles refuse it (see [`super::memory`]).
+//! profiles refuse it (see `crate::notify::memory`).
 //!
 //! What it trusts: the kernel's answer; a reply it cannot read is taken as "not listed".
 
@@ -33,6 +33,28 @@ const BC_S_COND: u8 = 7;
 const INODE_AT: usize = 68;
 /// Every TCP state but `TIME_WAIT` (6) and `NEW_SYN_RECV` (12): sockets no descriptor holds.
 const STATES: u32 = 0xfff & !(1 << 6) & !(1 << 12);
+/// `TCP_LISTEN`.
+const LISTEN: u32 = 10;
+
+/// Whether a process of the host listens for TCP on `port` where a loopback connect reaches it
+/// (a loopback address, or the wildcard), other than on `except` (the call's own address).
+/// Only the listening sockets are asked for, which the kernel keeps apart: cheap.
+pub fn host_listens(port: u16, except: Option<Ipv4Addr>) -> bool {
+    let reachable = |address: std::net::IpAddr| {
+        let address = match address {
+            std::net::IpAddr::V6(v6) => {
+                v6.to_ipv4_mapped().map_or(std::net::IpAddr::V6(v6), std::net::IpAddr::V4)
+            }
+            v4 => v4,
+        };
+        (address.is_loopback() || address.is_unspecified())
+            && Some(address) != except.map(std::net::IpAddr::V4)
+    };
+    [AddressFamily::INET, AddressFamily::INET6].iter().any(|family| {
+        dump_sockets(*family, 1 << LISTEN, None)
+            .is_ok_and(|sockets| sockets.iter().any(|s| s.port == port && reachable(s.address)))
+    })
+}
 
 /// Whether the TCP socket `inode` is listening or connected (in a state but closed and
 /// `TIME_WAIT`), looking among the sockets whose local address is `local` (IPv4, or v4-mapped
@@ -40,18 +62,26 @@ const STATES: u32 = 0xfff & !(1 << 6) & !(1 << 12);
 pub fn tcp_socket_listed(inode: u64, local: Option<Ipv4Addr>) -> bool {
     [AddressFamily::INET, AddressFamily::INET6]
         .iter()
-        .any(|family| dump(*family, local).is_ok_and(|inodes| inodes.contains(&inode)))
+        .any(|family| dump_sockets(*family, STATES, local).is_ok_and(|s| s.iter().any(|s| s.inode == inode)))
 }
 
-/// The inodes of the TCP sockets of `family` in [`STATES`] whose local address is `local`.
-fn dump(family: AddressFamily, local: Option<Ipv4Addr>) -> Result<Vec<u64>, Errno> {
+/// One socket the kernel told of.
+struct Socket {
+    inode: u64,
+    /// Its local port and address.
+    port: u16,
+    address: std::net::IpAddr,
+}
+
+/// The TCP sockets of `family` in `states` whose local address is `local` (any, with `None`).
+fn dump_sockets(family: AddressFamily, states: u32, local: Option<Ipv4Addr>) -> Result<Vec<Socket>, Errno> {
     let socket = rustix::net::socket_with(
         AddressFamily::NETLINK,
         SocketType::DGRAM,
         SocketFlags::CLOEXEC,
         Some(rustix::net::netlink::SOCK_DIAG),
     )?;
-    rustix::net::send(&socket, &request(family, local), rustix::net::SendFlags::empty())?;
+    rustix::net::send(&socket, &request(family, states, local), rustix::net::SendFlags::empty())?;
     let mut inodes = Vec::new();
     let mut buffer = vec![0u8; 32 * 1024];
     loop {
@@ -64,14 +94,14 @@ fn dump(family: AddressFamily, local: Option<Ipv4Addr>) -> Result<Vec<u64>, Errn
     }
 }
 
-/// The dump request: a netlink header, `inet_diag_req_v2` for TCP of `family` in [`STATES`],
+/// The dump request: a netlink header, `inet_diag_req_v2` for TCP of `family` in `states`,
 /// and, with `local`, a filter of one instruction: accept when the local address is `local`.
-fn request(family: AddressFamily, local: Option<Ipv4Addr>) -> Vec<u8> {
+fn request(family: AddressFamily, states: u32, local: Option<Ipv4Addr>) -> Vec<u8> {
     let mut body = Vec::with_capacity(REQUEST + 20);
     body.push(family.as_raw() as u8);
     body.push(libc::IPPROTO_TCP as u8);
     body.extend_from_slice(&[0, 0]);
-    body.extend_from_slice(&STATES.to_ne_bytes());
+    body.extend_from_slice(&states.to_ne_bytes());
     body.extend_from_slice(&[0u8; REQUEST - 8]);
     if let Some(address) = local {
         // rtattr { len, type } then inet_diag_bc_op { code, yes, no } and inet_diag_hostcond
@@ -100,10 +130,10 @@ fn request(family: AddressFamily, local: Option<Ipv4Addr>) -> Vec<u8> {
     message
 }
 
-/// Reads the messages of one `recv`, adding each socket's inode to `inodes`. `Some(true)` at
-/// the dump's end, `Some(false)` when more is to come, `None` on an error or a reply that does
-/// not parse.
-fn replies(mut bytes: &[u8], inodes: &mut Vec<u64>) -> Option<bool> {
+/// Reads the messages of one `recv`, adding each socket to `sockets`. `Some(true)` at the
+/// dump's end, `Some(false)` when more is to come, `None` on an error or a reply that does not
+/// parse.
+fn replies(mut bytes: &[u8], sockets: &mut Vec<Socket>) -> Option<bool> {
     let u32_at = |b: &[u8], at: usize| Some(u32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?));
     let u16_at = |b: &[u8], at: usize| Some(u16::from_ne_bytes(b.get(at..at + 2)?.try_into().ok()?));
     while !bytes.is_empty() {
@@ -114,13 +144,26 @@ fn replies(mut bytes: &[u8], inodes: &mut Vec<u64>) -> Option<bool> {
         match u16_at(bytes, 4)? {
             NLMSG_DONE => return Some(true),
             NLMSG_ERROR => return None,
-            SOCK_DIAG_BY_FAMILY => inodes.push(u64::from(u32_at(&bytes[NLMSG_HEADER..len], INODE_AT)?)),
+            SOCK_DIAG_BY_FAMILY => sockets.push(socket(&bytes[NLMSG_HEADER..len])?),
             _ => {}
         }
         // Messages are aligned to 4 bytes.
         bytes = bytes.get(len.next_multiple_of(4)..).unwrap_or_default();
     }
     Some(false)
+}
+
+/// A `struct inet_diag_msg`: family, state, timer, retransmits, then the socket's id (source
+/// port in network order at 4, source address at 8, 16 bytes), and its inode at [`INODE_AT`].
+fn socket(message: &[u8]) -> Option<Socket> {
+    let inode = u32::from_ne_bytes(message.get(INODE_AT..INODE_AT + 4)?.try_into().ok()?);
+    let port = u16::from_be_bytes(message.get(4..6)?.try_into().ok()?);
+    let address: [u8; 16] = message.get(8..24)?.try_into().ok()?;
+    let address = match i32::from(*message.first()?) {
+        libc::AF_INET => std::net::IpAddr::from([address[0], address[1], address[2], address[3]]),
+        _ => std::net::IpAddr::from(address),
+    };
+    Some(Socket { inode: u64::from(inode), port, address })
 }
 
 #[cfg(test)]
@@ -151,6 +194,22 @@ mod tests {
         let fresh = rustix::net::socket(AddressFamily::INET, SocketType::STREAM, None).unwrap();
         assert!(!tcp_socket_listed(inode(&fresh), None));
         drop(client);
+    }
+
+    #[test]
+    fn a_hosts_listener_is_found_by_its_port_but_not_on_the_calls_own_address() {
+        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = server.local_addr().unwrap().port();
+        assert!(host_listens(port, None));
+        assert!(host_listens(port, Some(Ipv4Addr::new(127, 9, 9, 9))));
+        let own = Ipv4Addr::new(127, 83, 17, 9);
+        let mine = std::net::TcpListener::bind((own, 0)).unwrap();
+        let my_port = mine.local_addr().unwrap().port();
+        assert!(!host_listens(my_port, Some(own)), "the call's own server is not the host's");
+        drop(server);
+        assert!(!host_listens(port, None), "closed");
+        let wildcard = std::net::TcpListener::bind("[::]:0").unwrap();
+        assert!(host_listens(wildcard.local_addr().unwrap().port(), None));
     }
 
     #[test]
