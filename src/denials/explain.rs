@@ -122,6 +122,8 @@ pub fn explain(named: &Named, scene: &Scene<'_>, protected: &[PathBuf]) -> Optio
         Hint::Write => Access::Write,
         Hint::Run => Access::Run,
         Hint::Unknown if named.reason == Reason::ReadOnly => Access::Write,
+        // A file that is not there was refused being made (reading it would say it is not).
+        Hint::Unknown if seen.file.is_none() => Access::Write,
         Hint::Unknown => Access::ReadOrWrite,
     };
     let who = Who::me();
@@ -247,7 +249,7 @@ fn beside_protected(path: &Path, seen: &Seen, protected: &[PathBuf]) -> Option<S
         protected.iter().filter(|h| h.starts_with(folder) && h.as_path() != folder).collect();
     let first = held.first()?;
     Some(format!(
-        "`{}` holds protected paths (`{}`{}), so a grant of it lets the program change what is already in it but make nothing new directly in it; make it in a folder beneath it",
+        "`{}` holds protected paths (`{}`{}), so a grant of it lets the program change what is already in it but make nothing new directly in it; make it in a folder already in it (or grant a folder beneath it)",
         folder.display(),
         first.display(),
         if held.len() > 1 { format!(" and {} more", held.len() - 1) } else { String::new() }

@@ -88,9 +88,10 @@ pub fn read(line: &str, before: &[&str]) -> Option<Named> {
     // or copy names its source first and the refused destination second.
     if let Some((path, before_quote, after)) = first_quoted_path(head) {
         let hint = verb_hint(before_quote, head);
-        let destination = ["cannot move", "cannot copy", "failed to rename", "cannot rename"]
-            .iter()
-            .any(|v| before_quote.to_ascii_lowercase().contains(v));
+        let destination =
+            ["cannot move", "cannot copy", "failed to rename", "cannot rename", "inter-device move failed"]
+                .iter()
+                .any(|v| before_quote.to_ascii_lowercase().contains(v));
         let path = match after.trim_start().strip_prefix("to ").and_then(|rest| first_quoted_path(rest)) {
             Some((second, _, _)) if destination => second,
             _ => path,

@@ -597,3 +597,52 @@ pub fn with_binds(binds: &[(&Path, &Path)], cmd: &Command) -> Option<Command> {
     }
     Some(c)
 }
+
+/// Applies a denial's `fix` to the sandbox file at `policy` as a harness would: its `value`
+/// appended to the list `key` of the table `table` (the top level when null), the list or
+/// table made when missing. A small TOML editor for the tests' own files, whose lists are on
+/// one line; `lnk sandbox check` then reads the result, so a file it broke would show.
+pub fn apply_fix(policy: &Path, fix: &serde_json::Value) {
+    let key = fix["key"].as_str().unwrap_or_else(|| panic!("a fix names its key: {fix}"));
+    let value = fix["value"].as_str().unwrap_or_else(|| panic!("a fix has a value: {fix}"));
+    let table = fix["table"].as_str();
+    let text = std::fs::read_to_string(policy).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    // The lines of the table: from its header (or the top) to the next header.
+    let start = match table {
+        None => Some(0),
+        Some(t) => lines.iter().position(|l| l.trim() == format!("[{t}]")).map(|i| i + 1),
+    };
+    let Some(start) = start else {
+        lines.push(format!("[{}]", table.unwrap()));
+        lines.push(format!("{key} = [{}]", serde_json::Value::from(value)));
+        return std::fs::write(policy, lines.join("\n") + "\n").unwrap();
+    };
+    let end = lines[start..]
+        .iter()
+        .position(|l| l.trim_start().starts_with('['))
+        .map_or(lines.len(), |i| start + i);
+    let quoted = serde_json::Value::from(value).to_string();
+    match (start..end).find(|i| lines[*i].split('=').next().is_some_and(|k| k.trim() == key)) {
+        Some(i) => {
+            let line = lines[i].trim_end();
+            let inside = line.strip_suffix(']').unwrap_or_else(|| panic!("a one-line list: {line}"));
+            let empty = inside.trim_end().ends_with('[');
+            lines[i] = format!("{inside}{}{quoted}]", if empty { "" } else { ", " });
+        }
+        None => lines.insert(start, format!("{key} = [{quoted}]")),
+    }
+    std::fs::write(policy, lines.join("\n") + "\n").unwrap();
+}
+
+/// `lnk sandbox check --json FILE`'s answer, asserted to be `ok` (warnings allowed).
+pub fn assert_check_ok(policy: &Path, home: &Path) {
+    let out = run(lnk().args(["sandbox", "check", "--json"]).arg(policy).env("HOME", home));
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).expect("check prints JSON");
+    assert_eq!(
+        answer["outcome"],
+        "ok",
+        "the fixed file fails check: {answer}\n{}",
+        std::fs::read_to_string(policy).unwrap()
+    );
+}

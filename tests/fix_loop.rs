@@ -1,0 +1,165 @@
+//! Advice is tested by taking it: for each kind of refusal of files and programs, the denial's
+//! `fix` is applied to the sandbox file as a harness would (its value appended to its list),
+//! `lnk sandbox check` passes the result, and the same command, run again, now works; in each
+//! mode, as root and as an ordinary user (the suite runs twice). Where no change could allow a
+//! refusal, the fix is null and `why` says what would instead. The network's refusals are
+//! looped in `proxy.rs`, in the tests' own internet.
+
+mod common;
+use common::*;
+
+const COMMANDS: &str = r#"commands = ["sh", "cat", "touch", "mkdir", "mv", "ls", "python3", "true"]"#;
+
+/// The agent's usual file: the home readable, its files folder writable.
+fn usual() -> String {
+    format!("{COMMANDS}\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\n")
+}
+
+/// Runs `cmd` from the agent's work folder in `mode`.
+fn call(agent: &Agent, mode: Mode, cmd: &[&str]) -> Report {
+    let work = agent.home.join("Link/Files/work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut c = agent.command(&[], cmd);
+    c.current_dir(&work);
+    Report::from(run(in_mode(&mut c, mode)))
+}
+
+/// The denial of `target` in `r`.
+fn denial_of(r: &Report, target: &str) -> serde_json::Value {
+    let denials = r.json["denials"].as_array().unwrap_or_else(|| panic!("{}", r.raw));
+    denials
+        .iter()
+        .find(|d| d["target"] == target)
+        .cloned()
+        .unwrap_or_else(|| panic!("no denial of {target}: {}", r.raw))
+}
+
+/// The loop: refused, with a fix; the fix applied; check passes; the command now works.
+fn loop_once(agent: &Agent, mode: Mode, cmd: &[&str], target: &str) -> serde_json::Value {
+    let first = call(agent, mode, cmd);
+    assert_ne!(first.code, Some(0), "{mode:?}: {cmd:?} should be refused first: {}", first.raw);
+    let denial = denial_of(&first, target);
+    let fix = &denial["fix"];
+    assert!(fix.is_object(), "{mode:?}: {cmd:?}: a fix: {denial}");
+    apply_fix(&agent.policy, fix);
+    assert_check_ok(&agent.policy, &agent.home);
+    let again = call(agent, mode, cmd);
+    assert_eq!(
+        again.code,
+        Some(0),
+        "{mode:?}: {cmd:?} after `{}`: {}\n{}",
+        fix["words"],
+        again.raw,
+        std::fs::read_to_string(&agent.policy).unwrap()
+    );
+    denial
+}
+
+#[test]
+fn each_file_and_program_refusal_works_once_its_fix_is_applied() {
+    for mode in modes() {
+        let outside = Scratch::new_in(std::path::Path::new("/var/tmp"), "fix-outside");
+        let o = |rest: &str| outside.join(rest).display().to_string();
+        for folder in ["r", "w", "a", "t", "p", "m", "mv"] {
+            std::fs::create_dir_all(outside.join(folder)).unwrap();
+        }
+        for file in ["r/e.txt", "a/e.txt", "t/e.txt"] {
+            std::fs::write(outside.join(file), "e\n").unwrap();
+        }
+        let cases: Vec<(&str, Vec<String>, String, String)> = vec![
+            ("read", vec!["cat".into(), o("r/e.txt")], o("r/e.txt"), o("r")),
+            (
+                "write",
+                vec!["sh".into(), "-c".into(), format!("echo x > {}", o("w/new.txt"))],
+                o("w/new.txt"),
+                o("w"),
+            ),
+            (
+                "append",
+                vec!["sh".into(), "-c".into(), format!("echo x >> {}", o("a/e.txt"))],
+                o("a/e.txt"),
+                o("a"),
+            ),
+            ("touch", vec!["touch".into(), o("t/e.txt")], o("t/e.txt"), o("t")),
+            (
+                "create",
+                vec!["python3".into(), "-c".into(), format!("open({:?}, 'w').write('x')", o("p/new.txt"))],
+                o("p/new.txt"),
+                o("p"),
+            ),
+            ("mkdir", vec!["mkdir".into(), o("m/newdir")], o("m/newdir"), o("m")),
+            (
+                "rename into",
+                vec!["sh".into(), "-c".into(), format!("touch moved && mv moved {}/", o("mv"))],
+                o("mv/moved"),
+                o("mv"),
+            ),
+        ];
+        for (kind, cmd, target, folder) in cases {
+            let agent = Agent::new(&format!("fix-{}", kind.replace(' ', "-")), &usual());
+            let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
+            let denial = loop_once(&agent, mode, &argv, &target);
+            // The narrowest change: the folder it names, never above.
+            assert_eq!(denial["fix"]["value"], folder, "{mode:?}: {kind}: {denial}");
+        }
+
+        // A program not listed, named on lnk's command line (known) and by a shell (inferred).
+        let agent = Agent::new("fix-program", &usual());
+        let denial = loop_once(&agent, mode, &["seq", "3"], "seq");
+        assert_eq!(
+            (denial["fix"]["key"].as_str(), denial["inferred"].as_bool()),
+            (Some("commands"), Some(false))
+        );
+        let agent = Agent::new("fix-program-in-shell", &usual());
+        let denial = loop_once(&agent, mode, &["sh", "-c", "seq 3"], "seq");
+        assert_eq!(
+            (denial["fix"]["value"].as_str(), denial["inferred"].as_bool()),
+            (Some("seq"), Some(true))
+        );
+    }
+}
+
+#[test]
+fn where_no_change_would_allow_it_the_fix_is_null_and_why_says_what_would() {
+    for mode in modes() {
+        // A file directly in the home, which no grant gives for one file.
+        let agent = Agent::new("fix-none-home", &usual());
+        let target = agent.home.join("notes.txt").display().to_string();
+        let r = call(&agent, mode, &["sh", "-c", "echo x > ~/notes.txt"]);
+        let d = denial_of(&r, &target);
+        assert!(d["fix"].is_null(), "{mode:?}: {d}");
+        assert!(d["why"].as_str().unwrap().contains("never grants"), "{mode:?}: {d}");
+
+        // Something new directly in a write-granted folder that holds protected paths: the
+        // grant is cut around them, and nothing new can be made there. Named, no fix.
+        let policy = format!("{COMMANDS}\n[files]\nwrite = [\"~\"]\n");
+        let agent = Agent::new("fix-none-beside", &policy);
+        let r = call(&agent, mode, &["sh", "-c", "echo x > ~/notes.txt"]);
+        let d = denial_of(&r, &target_in(&agent, "notes.txt"));
+        assert_eq!(
+            (d["cause"].as_str(), d["fix"].is_null()),
+            (Some("beside_protected"), true),
+            "{mode:?}: {d}"
+        );
+        assert!(d["why"].as_str().unwrap().contains("folder already in it"), "{mode:?}: {d}");
+        // And what it says works: a folder already in it.
+        let r = call(&agent, mode, &["sh", "-c", "echo x > ~/Link/notes.txt && mkdir ~/Link/more"]);
+        assert_eq!(r.code, Some(0), "{mode:?}: {}", r.raw);
+    }
+}
+
+#[test]
+fn without_the_own_world_the_hosts_shared_places_are_named_with_no_fix() {
+    let agent = Agent::new("fix-none-shared", &usual());
+    for (cmd, target) in
+        [("ls /tmp", "/tmp"), ("ls /dev/shm", "/dev/shm"), ("cat /proc/1/environ", "/proc/1/environ")]
+    {
+        let r = call(&agent, Mode::LandlockOnly, &["sh", "-c", &format!("{cmd}; true")]);
+        let d = denial_of(&r, target);
+        assert_eq!((d["cause"].as_str(), d["fix"].is_null()), (Some("needs_own_world"), true), "{cmd}: {d}");
+    }
+}
+
+fn target_in(agent: &Agent, name: &str) -> String {
+    agent.home.join(name).display().to_string()
+}
