@@ -12,7 +12,7 @@
 //!
 //! What it trusts: the kernel's answer; a reply it cannot read is taken as "not listed".
 
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 
 use rustix::io::Errno;
 use rustix::net::{AddressFamily, SocketFlags, SocketType};
@@ -36,23 +36,26 @@ const STATES: u32 = 0xfff & !(1 << 6) & !(1 << 12);
 /// `TCP_LISTEN`.
 const LISTEN: u32 = 10;
 
-/// Whether a process of the host listens for TCP on `port` where a loopback connect reaches it
-/// (a loopback address, or the wildcard), other than on `except` (the call's own address).
-/// Only the listening sockets are asked for, which the kernel keeps apart: cheap.
-pub fn host_listens(port: u16, except: Option<Ipv4Addr>) -> bool {
-    let reachable = |address: std::net::IpAddr| {
+/// Where a process of the host listens for TCP on `port` so that a loopback connect reaches it,
+/// other than on `except` (the call's own address): the loopback address it listens on, or
+/// `127.0.0.1` for the wildcard (`0.0.0.0`, or `::`, which takes IPv4 too). Only the listening
+/// sockets are asked for, which the kernel keeps apart: cheap.
+pub fn host_listener(port: u16, except: Option<Ipv4Addr>) -> Option<IpAddr> {
+    let reachable = |address: IpAddr| {
         let address = match address {
-            std::net::IpAddr::V6(v6) => {
-                v6.to_ipv4_mapped().map_or(std::net::IpAddr::V6(v6), std::net::IpAddr::V4)
-            }
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
             v4 => v4,
         };
-        (address.is_loopback() || address.is_unspecified())
-            && Some(address) != except.map(std::net::IpAddr::V4)
+        match address {
+            a if Some(a) == except.map(IpAddr::V4) => None,
+            a if a.is_unspecified() => Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+            a if a.is_loopback() => Some(a),
+            _ => None,
+        }
     };
-    [AddressFamily::INET, AddressFamily::INET6].iter().any(|family| {
-        dump_sockets(*family, 1 << LISTEN, None)
-            .is_ok_and(|sockets| sockets.iter().any(|s| s.port == port && reachable(s.address)))
+    [AddressFamily::INET, AddressFamily::INET6].iter().find_map(|family| {
+        let sockets = dump_sockets(*family, 1 << LISTEN, None).ok()?;
+        sockets.iter().filter(|s| s.port == port).find_map(|s| reachable(s.address))
     })
 }
 
@@ -70,7 +73,7 @@ struct Socket {
     inode: u64,
     /// Its local port and address.
     port: u16,
-    address: std::net::IpAddr,
+    address: IpAddr,
 }
 
 /// The TCP sockets of `family` in `states` whose local address is `local` (any, with `None`).
@@ -160,8 +163,8 @@ fn socket(message: &[u8]) -> Option<Socket> {
     let port = u16::from_be_bytes(message.get(4..6)?.try_into().ok()?);
     let address: [u8; 16] = message.get(8..24)?.try_into().ok()?;
     let address = match i32::from(*message.first()?) {
-        libc::AF_INET => std::net::IpAddr::from([address[0], address[1], address[2], address[3]]),
-        _ => std::net::IpAddr::from(address),
+        libc::AF_INET => IpAddr::from([address[0], address[1], address[2], address[3]]),
+        _ => IpAddr::from(address),
     };
     Some(Socket { inode: u64::from(inode), port, address })
 }
@@ -200,16 +203,18 @@ mod tests {
     fn a_hosts_listener_is_found_by_its_port_but_not_on_the_calls_own_address() {
         let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = server.local_addr().unwrap().port();
-        assert!(host_listens(port, None));
-        assert!(host_listens(port, Some(Ipv4Addr::new(127, 9, 9, 9))));
+        let here = Some(IpAddr::V4(Ipv4Addr::LOCALHOST));
+        assert_eq!(host_listener(port, None), here);
+        assert_eq!(host_listener(port, Some(Ipv4Addr::new(127, 9, 9, 9))), here);
         let own = Ipv4Addr::new(127, 83, 17, 9);
         let mine = std::net::TcpListener::bind((own, 0)).unwrap();
         let my_port = mine.local_addr().unwrap().port();
-        assert!(!host_listens(my_port, Some(own)), "the call's own server is not the host's");
+        assert_eq!(host_listener(my_port, Some(own)), None, "the call's own server is not the host's");
+        assert_eq!(host_listener(my_port, None), Some(IpAddr::V4(own)));
         drop(server);
-        assert!(!host_listens(port, None), "closed");
+        assert_eq!(host_listener(port, None), None, "closed");
         let wildcard = std::net::TcpListener::bind("[::]:0").unwrap();
-        assert!(host_listens(wildcard.local_addr().unwrap().port(), None));
+        assert_eq!(host_listener(wildcard.local_addr().unwrap().port(), None), here, "at 127.0.0.1");
     }
 
     #[test]

@@ -15,7 +15,7 @@ mod common;
 #[path = "proxy/requests.rs"]
 mod requests;
 
-use common::{Agent, PY_PRELUDE, Report, lnk_bin, require, stderr, stdout};
+use common::{Agent, PY_PRELUDE, Report, apply_fix, assert_check_ok, lnk_bin, require, stderr, stdout};
 use std::process::Command;
 
 const WORLD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/proxy_world.py");
@@ -1083,5 +1083,88 @@ for i in $(seq 200); do "$lr" list --json --agent-dir "$AGENT" --files-dir "$FIL
             "{}: the unlisted address is refused: {outputs:?}",
             w.mode()
         );
+    }
+}
+
+/// Advice is tested by taking it, for connections: each refusal's fix applied to the sandbox
+/// file as a harness would, `check` passing, and the same command then working, in the own
+/// world and with the held door. The harness's own server (127.0.0.1:8080 in this world) by
+/// address and by `localhost`, without `[internet]` and with `hosts = ["localhost"]`; an
+/// unlisted host; a listed host on another port (a `tcp` entry by name in the own world; none
+/// without it, whose `why` says to list the address); a `tcp` name that resolves to loopback.
+#[test]
+fn each_connection_refusal_works_once_its_fix_is_applied() {
+    if !world_available() {
+        return;
+    }
+    let resolve = ["--resolve", "unlisted.test:80:198.51.100.7", "--resolve", "allowed.test:8081:192.0.2.1"];
+    let cases = [
+        ("by-address", "", "http://127.0.0.1:8080/", "127.0.0.1:8080", "harness-secret"),
+        ("by-name", "", "http://localhost:8080/", "127.0.0.1:8080", "harness-secret"),
+        (
+            "hosts-localhost",
+            "[internet]\nhosts = [\"localhost\"]\n",
+            "http://127.0.0.1:8080/",
+            "127.0.0.1:8080",
+            "harness-secret",
+        ),
+        (
+            "unlisted",
+            "[internet]\nhosts = [\"allowed.test\"]\n",
+            "http://unlisted.test/",
+            "unlisted.test:80",
+            "unlisted-host",
+        ),
+        (
+            "other-port",
+            "[internet]\nhosts = [\"allowed.test\"]\n",
+            "http://allowed.test:8081/hello.txt",
+            "allowed.test:8081",
+            "hello from allowed",
+        ),
+        (
+            "tcp-name-loopback",
+            "[internet]\ntcp = [\"localhost:8080\"]\n",
+            "http://localhost:8080/",
+            "localhost:8080",
+            "harness-secret",
+        ),
+    ];
+    for (name, internet, url, target, served) in cases {
+        let policy = format!("commands = [\"curl\"]\n{internet}");
+        for w in World::both(&format!("fix-net-{name}"), &policy) {
+            // A tcp entry by name needs the own world: the held door's run refuses that file
+            // (and check says so: see `sandbox_file.rs`).
+            if w.held && internet.contains("localhost:") {
+                continue;
+            }
+            let curl = ["curl", "-sS", "--max-time", "5", url];
+            let first = w.run(&resolve, &curl);
+            assert!(!first.out().contains(served), "{}: {name}: reached first: {}", w.mode(), first.raw);
+            let denial = first.json["denials"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|d| d["target"] == target)
+                .cloned()
+                .unwrap_or_else(|| panic!("{}: {name}: no denial of {target}: {}", w.mode(), first.raw));
+            if name == "other-port" && w.held {
+                // No tcp entry by name without the own world: no fix, and why says what would.
+                assert!(denial["fix"].is_null(), "{denial}");
+                assert!(denial["why"].as_str().unwrap().contains("ADDRESS:8081"), "{denial}");
+                continue;
+            }
+            apply_fix(&w.agent.policy, &denial["fix"]);
+            assert_check_ok(&w.agent.policy, &w.agent.home);
+            let again = w.run(&resolve, &curl);
+            assert!(
+                again.out().contains(served),
+                "{}: {name}: after `{}`: {}\n{}",
+                w.mode(),
+                denial["fix"]["words"],
+                again.raw,
+                std::fs::read_to_string(&w.agent.policy).unwrap()
+            );
+        }
     }
 }

@@ -12,6 +12,7 @@ Hosts (all on this namespace's loopback, none reachable from a sandbox's own nam
 | 192.0.2.1 | 80 | HTTP: files from DIR/www ("allowed" host) |
 | 192.0.2.1 | 443 | HTTPS: the same files, with DIR/cert.pem (made here by openssl) |
 | 192.0.2.1 | 5432 | TCP: says "pg-ok", then echoes a line |
+| 192.0.2.1 | 8081 | HTTP: the same files as on 80 (a listed host on another port) |
 | 192.0.2.1, 198.51.100.7 | 3128 | TCP: says "door-bypassed" (the proxy's port number elsewhere) |
 | 198.51.100.7 | 80 | HTTP: "unlisted" host |
 | 2001:db8::1 | 80 | HTTP over IPv6 |
@@ -193,6 +194,7 @@ subprocess.run(
 )
 http_server("192.0.2.1", 80, Quiet)
 http_server("192.0.2.1", 443, Quiet, tls=True)
+http_server("192.0.2.1", 8081, Quiet)
 http_server("198.51.100.7", 80, named("unlisted-host\n"))
 http_server("2001:db8::1", 80, named("ipv6-host\n"), family=socket.AF_INET6)
 http_server("127.0.0.1", 80, named("harness-secret\n"))

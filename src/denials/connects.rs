@@ -40,12 +40,15 @@ pub fn read(line: &str) -> Option<(IpAddr, u16)> {
     Some((loopback(host)?, port))
 }
 
-/// The denial for a refused connection to `address:port`, when it is right (see the module).
-pub fn explain(address: IpAddr, port: u16, flags: &SandboxFlags) -> Option<Denial> {
+/// The denial for a refused connection to a loopback address at `port`, when it is right (see
+/// the module): named where the host's server really is (it may listen on 127.0.0.1 only,
+/// while the program tried `::1` too).
+pub fn explain(port: u16, flags: &SandboxFlags) -> Option<Denial> {
+    let address = crate::sock_diag::host_listener(port, None)?;
     let listed = flags.internet.as_ref().is_some_and(|net| {
         net.tcp.iter().any(|e| e.port == port && matches!(e.host, TcpHost::Address(a) if a == address))
     });
-    if listed || !crate::sock_diag::host_listens(port, None) {
+    if listed {
         return None;
     }
     let endpoint = SocketAddr::new(address, port).to_string();

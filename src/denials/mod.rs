@@ -309,9 +309,9 @@ pub fn infer(output: &str, scene: &Scene<'_>, holes: impl FnOnce() -> Vec<PathBu
         // In the own world, a server of the host's the program could not reach on loopback
         // (see [`connects`]); without it the helper names each one itself.
         if scene.own_world {
-            if let Some((address, port)) = connects::read(line) {
+            if let Some((_, port)) = connects::read(line) {
                 looked += 1;
-                if let Some(denial) = connects::explain(address, port, scene.flags) {
+                if let Some(denial) = connects::explain(port, scene.flags) {
                     add(&mut denials, denial);
                 }
                 continue;

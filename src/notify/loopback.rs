@@ -331,8 +331,7 @@ impl Loopback {
             // The program's own loopback: as in a namespace of its own, only what it started
             // listens there. Named only where a server of the host's listens on that port,
             // which a tcp endpoint reaches (by address: `localhost` is 127.0.0.1).
-            if crate::sock_diag::host_listens(asked.port(), Some(self.source)) {
-                let address = if ip.is_unspecified() { IpAddr::V4(Ipv4Addr::LOCALHOST) } else { ip };
+            if let Some(address) = crate::sock_diag::host_listener(asked.port(), Some(self.source)) {
                 let endpoint = SocketAddr::new(address, asked.port()).to_string();
                 let why = format!(
                     "the server at {endpoint} is the host's, outside the call's own loopback; only a listed [internet] tcp endpoint reaches it"
