@@ -12,10 +12,14 @@
 //! | a grant lies in a `[files] deny` path | error | [`protected::grant_in_denied`], as `run` |
 //! | a write grant overlaps an agent's records folder (`--agent-dir`) | error | as `run`: Landlock cannot carve the records out of a write grant |
 //! | a write grant reaches the sandbox file itself, or the lnk that checks it (by the path it was called by, a link on the way, or its image) | error | as `run` ([`trusted`]): a program could rewrite what the next call grants, or replace what it runs |
+//! | a write grant overlaps lnk's private tmp base (`$TMPDIR/lnk-<uid>`: every call's tmp folder) | error | as `run` ([`crate::sandbox::over_tmp_base`]) |
+//! | `[internet] tcp` names an endpoint by name where this kernel gives calls no own world, or lists the proxy's own address, or too many | error | as `run`, which refuses the first as unsupported (125: a limit of the mode) and the rest as refused (126): the door's own checks ([`crate::proxy::host_door::plan_refusal`], [`crate::proxy::door::Door::new`]) |
+//! | a grant is, or holds, the host's `/tmp` or `/dev/shm` | warning | every process shares them: the grant opens other users' and other calls' files there |
 //! | a grant holds protected paths that exist here, or an agent's records folder | warning | the grant is wider than it looks, and lnk cuts these holes in it ([`protected`]); the warning says which, and that anything else secret in it stays reachable |
 //!
-//! What it cannot promise: the computer may change between `check` and `run`, so `run` looks
-//! again. `~` is this process's HOME; without one, `~` grants are not looked at and a warning
+//! It decides for the mode this kernel gives calls (`run`'s probe, kept answer included; the
+//! answer names it), so what `run` refuses in that mode it reports. What it cannot promise: the
+//! computer may change between `check` and `run`, so `run` looks again. `~` is this process's HOME; without one, `~` grants are not looked at and a warning
 //! says so. A grant that does not exist is not a finding: it grants nothing, as in `run`.
 
 use std::path::{Path, PathBuf};
@@ -34,15 +38,19 @@ struct Grant {
 }
 
 /// The errors and warnings for the valid sandbox file `source` (read from `file`), with `~` as
-/// `home` (`None`: HOME is unknown) and the agents' records folders `agent_dirs` (absolute).
+/// `home` (`None`: HOME is unknown), the agents' records folders `agent_dirs` (absolute), in the
+/// mode this kernel gives calls (`own_world`).
 pub fn on_this_computer(
     source: &str,
     file: &Path,
     home: Option<&Path>,
     agent_dirs: &[PathBuf],
+    own_world: bool,
 ) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     let mut skipped_home = false;
+    // lnk's private tmp base, as `run` finds it (`$TMPDIR/lnk-<uid>`).
+    let tmp_base = crate::private_tmp::base_path(rustix::process::geteuid().as_raw()).ok();
     let mut all = Vec::new();
     for written in grant_strings(source) {
         let path = match (GrantPath::parse(&written.text), home) {
@@ -75,25 +83,29 @@ pub fn on_this_computer(
             Err(e) => found.push(at(e.to_string()).with_help("a grant names a folder that can be opened")),
         }
         if let Some(denied) = deny_paths.iter().find(|d| grant.path.starts_with(d)) {
+            let why = protected::grant_in_denied_why(&grant.path, denied);
+            found.push(at(why).with_help("a grant inside a denied path would lose to it silently"));
+        }
+        if let Some(shared) = shared_place(&grant.path) {
             found.push(
                 at(format!(
-                    "the grant `{}` lies in `{}`, which `[files] deny` keeps out of every grant",
-                    grant.path.display(),
-                    denied.display()
+                    "`{}` opens `{shared}`, which every process here shares: other users' and other calls' files in it become the program's to read{}",
+                    grant.written.text,
+                    if grant.written.key == "write" { " and change" } else { "" }
                 ))
-                .with_help("remove one of them"),
+                .with_help(format!("grant a folder of your own beneath `{shared}`; each call has a tmp folder of its own (`$TMPDIR`)"))
+                .as_warning(),
             );
         }
         if grant.written.key == "write" {
+            if let Some(why) =
+                tmp_base.as_deref().and_then(|base| crate::sandbox::over_tmp_base(&grant.path, base))
+            {
+                found.push(at(why).with_help("narrow the grant, or set TMPDIR to a folder outside it"));
+            }
             if let Some(records) = agent_dirs.iter().find(|r| overlaps(&grant.path, r)) {
-                found.push(
-                    at(format!(
-                        "the write grant `{}` overlaps the agent's records folder `{}`",
-                        grant.path.display(),
-                        records.display()
-                    ))
-                    .with_help("narrow the grant: Landlock cannot carve the records out of a write grant"),
-                );
+                let why = crate::sandbox::over_records(&grant.path, records);
+                found.push(at(why).with_help("Landlock cannot carve the records out of a write grant"));
             }
         }
         if let Some(warning) = wider_than_it_looks(grant, home, &grant_paths, agent_dirs) {
@@ -113,6 +125,7 @@ pub fn on_this_computer(
         ),
         Err(why) => found.push(Diagnostic::new(why, None)),
     }
+    found.extend(endpoints_here(source, own_world));
     if skipped_home {
         found.push(
             Diagnostic::new("HOME is not set, so the `~` grants were not looked at", None)
@@ -121,6 +134,56 @@ pub fn on_this_computer(
         );
     }
     found
+}
+
+/// The host's shared place a grant of `path` opens (`/tmp`, `/dev/shm`), if any: the grant is
+/// one of them or holds one.
+fn shared_place(path: &Path) -> Option<&'static str> {
+    ["/tmp", "/dev/shm"].into_iter().find(|place| Path::new(place).starts_with(path))
+}
+
+/// What `run` refuses of `[internet] tcp` in this mode, in its words, at the entry: a name
+/// without the own world (a limit of the mode), and what the door refuses in any mode.
+fn endpoints_here(source: &str, own_world: bool) -> Vec<Diagnostic> {
+    let Ok(parsed) = crate::sandbox_file::SandboxFile::parse(source) else { return Vec::new() };
+    let Some(internet) = parsed.internet else { return Vec::new() };
+    let net = crate::flags::InternetFlags {
+        hosts: internet.hosts.clone(),
+        tcp: internet.tcp.clone(),
+        per_minute: internet.per_minute,
+    };
+    let strings = crate::sandbox_file::tcp_strings(source);
+    let span_of =
+        |words: &str| strings.iter().find(|s| words.contains(s.text.as_str())).and_then(|s| s.span.clone());
+    let first_span = strings.first().and_then(|s| s.span.clone());
+    let why = match own_world {
+        false => crate::proxy::host_door::named_endpoint(&net).map(|why| {
+            let span = net.tcp.iter().find_map(|e| match &e.host {
+                crate::sandbox_file::TcpHost::Name(n) => Some(format!("{n}:{}", e.port)),
+                _ => None,
+            });
+            (
+                why,
+                span.and_then(|s| span_of(&s)),
+                "this kernel gives calls no namespaces of their own (`lnk sandbox status` says why): list the address, or enable user namespaces",
+            )
+        }),
+        true => None,
+    };
+    let why = why.or_else(|| {
+        let refused = match own_world {
+            true => crate::proxy::door::Door::new(&net, Path::new("/tmp")).err(),
+            false => crate::proxy::host_door::plan_refusal(&net),
+        };
+        refused.map(|why| (why, None, "as `lnk sandbox run` refuses it"))
+    });
+    // At the entry the words name, else the first.
+    why.map(|(why, span, help)| {
+        let span = span.or_else(|| span_of(&why)).or(first_span);
+        Diagnostic::new(why, span).with_help(help)
+    })
+    .into_iter()
+    .collect()
 }
 
 /// A warning when `grant` holds protected paths that exist here, or an agent's records folder:
@@ -184,7 +247,7 @@ mod tests {
         std::fs::create_dir_all(home.join("Link/Files")).unwrap();
         std::os::unix::fs::symlink(home.join(".ssh"), home.join("Link/Files/proj")).unwrap();
         let source = "[files]\nwrite = [\"~/Link/Files/proj\"]\n";
-        let found = on_this_computer(source, Path::new("/nonexistent/sb.toml"), Some(&home), &[]);
+        let found = on_this_computer(source, Path::new("/nonexistent/sb.toml"), Some(&home), &[], true);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(!found[0].warning && found[0].message.contains("symbolic link"), "{found:?}");
         assert_eq!(found[0].line_col(source), Some((2, 10)));
@@ -206,6 +269,7 @@ mod tests {
             Path::new("/x.toml"),
             Some(&home),
             std::slice::from_ref(&records),
+            true,
         );
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].warning);
@@ -213,8 +277,13 @@ mod tests {
         assert!(!found[0].message.contains(".aws"), "only what exists: {found:?}");
         assert!(found[0].message.contains("the agent's records"), "{found:?}");
         // Naming the secret grants it: no hole, no warning.
-        let named =
-            on_this_computer("[files]\nread = [\"~\", \"~/.ssh\"]\n", Path::new("/x.toml"), Some(&home), &[]);
+        let named = on_this_computer(
+            "[files]\nread = [\"~\", \"~/.ssh\"]\n",
+            Path::new("/x.toml"),
+            Some(&home),
+            &[],
+            true,
+        );
         assert!(named.is_empty(), "{named:?}");
         std::fs::remove_dir_all(&home).unwrap();
     }
@@ -226,7 +295,7 @@ mod tests {
         let source = "[files]\nread = [\"~\"]\nwrite = [\"~/work\"]\n";
         let file = home.join("work/sb.toml");
         std::fs::write(&file, source).unwrap();
-        let found = on_this_computer(source, &file, Some(&home), &[]);
+        let found = on_this_computer(source, &file, Some(&home), &[], true);
         let error = found.iter().find(|d| !d.warning).expect("an error");
         assert!(
             error.message.contains("the sandbox file") && error.message.contains("write grant"),
@@ -236,7 +305,7 @@ mod tests {
         // Outside it: no error.
         let outside = home.join("sb.toml");
         std::fs::write(&outside, source).unwrap();
-        assert!(on_this_computer(source, &outside, Some(&home), &[]).iter().all(|d| d.warning));
+        assert!(on_this_computer(source, &outside, Some(&home), &[], true).iter().all(|d| d.warning));
         std::fs::remove_dir_all(&home).unwrap();
     }
 
@@ -247,10 +316,11 @@ mod tests {
             Path::new("/x.toml"),
             None,
             &[PathBuf::from("/srv/x")],
+            true,
         );
         assert!(found.iter().any(|d| d.message.contains("`[files] deny`")), "{found:?}");
         assert!(found.iter().any(|d| d.message.contains("records folder")), "{found:?}");
-        let no_home = on_this_computer("[files]\nread = [\"~\"]\n", Path::new("/x.toml"), None, &[]);
+        let no_home = on_this_computer("[files]\nread = [\"~\"]\n", Path::new("/x.toml"), None, &[], true);
         assert!(no_home.len() == 1 && no_home[0].warning && no_home[0].span.is_none(), "{no_home:?}");
     }
 }

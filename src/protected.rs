@@ -278,6 +278,15 @@ pub fn grant_in_denied<'a>(
     deny.iter().find_map(|d| grants.iter().find(|g| g.starts_with(d)).map(|g| (*g, d)))
 }
 
+/// Why a grant inside a denied path is refused, as `run` and `check` say it.
+pub fn grant_in_denied_why(grant: &Path, denied: &Path) -> String {
+    format!(
+        "the grant `{}` lies in `{}`, which `[files] deny` keeps out of every grant; remove one of them",
+        grant.display(),
+        denied.display()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -167,7 +167,16 @@ fn check(args: &[String]) -> Result<u8, UsageError> {
         return Ok(super::invalid_file(file, &e, json, exit::INVALID));
     }
     let home = paths::home_dir().ok();
-    let found = crate::grant_check::on_this_computer(&source, Path::new(file), home.as_deref(), &agent_dirs);
+    // The mode this kernel gives calls, as `run` would find it: what it refuses depends on it.
+    let mode = KernelSupport::probe_for_launch().world.0;
+    let own_world = mode.is_own_world();
+    let found = crate::grant_check::on_this_computer(
+        &source,
+        Path::new(file),
+        home.as_deref(),
+        &agent_dirs,
+        own_world,
+    );
     if found.iter().any(|d| !d.warning) {
         let e = sandbox_file::LoadError::Invalid { source, diagnostics: found };
         return Ok(super::invalid_file(file, &e, json, exit::INVALID));
@@ -179,6 +188,7 @@ fn check(args: &[String]) -> Result<u8, UsageError> {
             json::Object::output()
                 .str("outcome", "ok")
                 .str("file", file)
+                .str("mode", mode.name())
                 .raw("diagnostics", &warnings)
                 .finish()
         );

@@ -44,19 +44,44 @@ pub struct HostDoor {
     loopback: Arc<Loopback>,
 }
 
+/// Why the held door refuses these flags, before anything is made: a `tcp` endpoint by name
+/// ([`named_endpoint`]), or one at the proxy's own address.
+pub fn plan_refusal(net: &InternetFlags) -> Option<String> {
+    let proxy = SocketAddr::from((Ipv4Addr::LOCALHOST, PROXY_PORT));
+    named_endpoint(net).or_else(|| {
+        net.tcp.iter().find_map(|endpoint| match endpoint.host {
+            TcpHost::Address(ip) if SocketAddr::new(canonical(ip), endpoint.port) == proxy => Some(format!(
+                "[internet] tcp lists {proxy}, where the call's proxy is; reach that endpoint by another address"
+            )),
+            _ => None,
+        })
+    })
+}
+
+/// Why a `tcp` endpoint by name cannot be had without the own world, naming the first: the
+/// program reaches an endpoint by the address it resolves, and only the own world can show it a
+/// hosts file that maps the name to the forwarder. A limit of the mode, not of the file.
+pub fn named_endpoint(net: &InternetFlags) -> Option<String> {
+    net.tcp.iter().find_map(|endpoint| match &endpoint.host {
+        TcpHost::Name(name) => Some(format!(
+            "[internet] tcp lists `{name}:{}` by name; without a namespace of the program's own (the Landlock-only mode: no user namespaces here) lnk cannot show the program a hosts file that names it. List the endpoint's address instead, or reach it through the proxy",
+            endpoint.port
+        )),
+        TcpHost::Address(_) => None,
+    })
+}
+
 impl HostDoor {
     /// Makes a listener on the host's loopback for the proxy and for each `tcp` address.
     pub fn new(net: &InternetFlags) -> Result<HostDoor, String> {
         let mut asked = vec![(SocketAddr::from((Ipv4Addr::LOCALHOST, PROXY_PORT)), Listener::Proxy)];
+        if let Some(why) = plan_refusal(net) {
+            return Err(why);
+        }
         for endpoint in &net.tcp {
             let ip = match &endpoint.host {
                 TcpHost::Address(ip) => canonical(*ip),
-                TcpHost::Name(name) => {
-                    return Err(format!(
-                        "[internet] tcp lists `{name}:{}` by name; without a namespace of the program's own (the Landlock-only mode) lnk cannot show the program a hosts file that names it. List the endpoint's address instead, or reach it through the proxy",
-                        endpoint.port
-                    ));
-                }
+                TcpHost::Name(_) => continue,
             };
             let address = SocketAddr::new(ip, endpoint.port);
             if address == asked[0].0 {

@@ -570,18 +570,10 @@ fn refuse_unless_normal(req: &SandboxRequest<'_>) -> Result<(), Refusal> {
 fn refuse_write_grants_over(req: &SandboxRequest<'_>, base: &Path) -> Result<(), Refusal> {
     for write in &req.flags.write {
         if let Some(records) = req.protected.iter().find(|p| overlaps(write, p)) {
-            return Err(Refusal::refused(format!(
-                "the write grant `{}` overlaps the agent's records folder `{}`; a program could forge a record there, so narrow the grant",
-                write.display(),
-                records.display()
-            )));
+            return Err(Refusal::refused(over_records(write, records)));
         }
-        if overlaps(write, base) {
-            return Err(Refusal::refused(format!(
-                "the write grant `{}` overlaps `{}`, where lnk keeps every call's own tmp folder; a program could reach other calls' files there. Narrow the grant (each call has a /tmp of its own), or set TMPDIR to a folder outside the write grants",
-                write.display(),
-                base.display()
-            )));
+        if let Some(why) = over_tmp_base(write, base) {
+            return Err(Refusal::refused(why));
         }
     }
     // lnk itself and the sandbox file: what the next call runs and grants.
@@ -590,6 +582,26 @@ fn refuse_write_grants_over(req: &SandboxRequest<'_>, base: &Path) -> Result<(),
         files.push(trusted::Trusted { path: path.to_owned(), what: "the sandbox file" });
     }
     trusted::refuse_write_grants_over(&files, &req.flags.write)
+}
+
+/// Why a write grant `write` may not overlap the agent's records folder `records` (for `run` and
+/// `check` alike).
+pub fn over_records(write: &Path, records: &Path) -> String {
+    format!(
+        "the write grant `{}` overlaps the agent's records folder `{}`; a program could forge a record there, so narrow the grant",
+        write.display(),
+        records.display()
+    )
+}
+
+/// Why a write grant `write` may not be, if it overlaps lnk's private tmp base `base` (for `run`
+/// and `check` alike).
+pub fn over_tmp_base(write: &Path, base: &Path) -> Option<String> {
+    overlaps(write, base).then(|| format!(
+        "the write grant `{}` overlaps `{}`, where lnk keeps every call's own tmp folder; a program could reach other calls' files there. Narrow the grant (each call has a /tmp of its own), or set TMPDIR to a folder outside the write grants",
+        write.display(),
+        base.display()
+    ))
 }
 
 /// Where the program starts (see [`StartFolder`]): the caller's working folder, unless it lies
@@ -709,6 +721,10 @@ fn network_door(net: &InternetFlags, kernel: &KernelSupport) -> Result<NetworkDo
         // The door's scratch folder for the hosts file must be visible in the program's mount
         // namespace, where the world's /tmp covers the call's tmp folder.
         return Door::new(net, Path::new("/tmp")).map(NetworkDoor::Namespace).map_err(Refusal::refused);
+    }
+    // A limit of this mode, not of the file: unsupported (125), as `check` says it here.
+    if let Some(why) = crate::proxy::host_door::named_endpoint(net) {
+        return Err(Refusal::kernel(why));
     }
     // Seccomp's user notification (Linux 5.0) and its ADDFD (5.9) are in every kernel with the
     // Landlock ABI lnk requires (Linux 6.12); should a filter with a listener still be refused,

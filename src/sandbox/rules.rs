@@ -57,11 +57,7 @@ pub(super) fn add_around(
 pub(super) fn holes(req: &SandboxRequest<'_>, extra_protected: &[PathBuf]) -> Result<Holes, Refusal> {
     let grants: Vec<&PathBuf> = req.flags.read.iter().chain(&req.flags.write).collect();
     if let Some((grant, denied)) = crate::protected::grant_in_denied(&req.flags.deny, &grants) {
-        return Err(Refusal::refused(format!(
-            "the grant `{}` lies in `{}`, which `[files] deny` keeps out of every grant; remove one of them",
-            grant.display(),
-            denied.display()
-        )));
+        return Err(Refusal::refused(crate::protected::grant_in_denied_why(grant, denied)));
     }
     let protected: Vec<PathBuf> = req.protected.iter().chain(extra_protected).cloned().collect();
     let as_root = rustix::process::geteuid().is_root();

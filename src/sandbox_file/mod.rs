@@ -224,7 +224,7 @@ impl LoadError {
 /// finding about the folder it names can point at it (see [`crate::cli`]'s `check`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GrantString {
-    /// `read`, `write` or `deny`.
+    /// `read`, `write` or `deny` (or `tcp`, from [`tcp_strings`]).
     pub key: &'static str,
     pub text: String,
     pub span: Option<std::ops::Range<usize>>,
@@ -234,6 +234,11 @@ pub struct GrantString {
 /// [`SandboxFile::parse`] accepted; for any other it returns what it can find.
 pub fn grant_strings(source: &str) -> Vec<GrantString> {
     schema::grant_strings(source)
+}
+
+/// The strings of `[internet] tcp`, in file order, each with its span (key `tcp`).
+pub fn tcp_strings(source: &str) -> Vec<GrantString> {
+    schema::tcp_strings(source)
 }
 
 /// Reads and parses the sandbox file at `path`.

@@ -282,6 +282,15 @@ pub(super) fn grant_strings(source: &str) -> Vec<super::GrantString> {
     out
 }
 
+/// The strings of `[internet] tcp`, each with its span (key `tcp`).
+pub(super) fn tcp_strings(source: &str) -> Vec<super::GrantString> {
+    let Ok(doc) = Document::parse(source) else { return Vec::new() };
+    let tcp = doc.as_table().get("internet").and_then(Item::as_table_like).and_then(|t| t.get("tcp"));
+    let Some(array) = tcp.and_then(Item::as_array) else { return Vec::new() };
+    let strings = array.iter().filter_map(|v| Some((v.as_str()?.to_owned(), v.span())));
+    strings.map(|(text, span)| super::GrantString { key: "tcp", text, span }).collect()
+}
+
 /// The span of `item`, or of its key when the item has none (an implicit or dotted table).
 fn span_of(table: &dyn TableLike, name: &str, item: &Item) -> Option<Range<usize>> {
     item.span().or_else(|| table.key(name).and_then(|k| k.span()))
