@@ -3,11 +3,12 @@
 
     python3 examples/harness.py [LNK [LNK_LINK_RUN]]
 
-It makes an agent of its own in a scratch folder (a home with a files folder, a sandbox file,
+LNK and LNK_LINK_RUN default to the `lnk` and `lnk-link-run` found on PATH. It makes an agent of its own in a scratch folder (a home with a files folder, a sandbox file,
 an agent folder for records), then:
 
 1. runs a program in the sandbox and reads the JSON report (outcome, exit code, output, what
-   was enforced, what was refused and how to allow it);
+   was enforced, what was refused and how to allow it), applies the report's `fix` to its own
+   sandbox file, asks `lnk sandbox check`, and runs the program again;
 2. starts a background command, waits for it to end, and reads its output;
 3. holds a file session: one JSON request per line in, one answer per line out.
 
@@ -23,20 +24,38 @@ import sys
 import tempfile
 import time
 
+if any(arg in ("-h", "--help") for arg in sys.argv[1:]):
+    print(__doc__)
+    sys.exit(0)
 LNK = sys.argv[1] if len(sys.argv) > 1 else shutil.which("lnk") or "lnk"
 LNK_LINK_RUN = sys.argv[2] if len(sys.argv) > 2 else shutil.which("lnk-link-run") or "lnk-link-run"
 
-SANDBOX_FILE = """\
-commands = ["sh", "python3", "echo", "cat"]
+# The harness keeps its sandbox file as data and writes it out for each call: a denial's `fix`
+# ({table, key, value}) is then one append to one list. None as a table means the top level.
+POLICY = {
+    None: {"commands": ["sh", "python3", "echo", "cat"]},
+    "files": {"read": ["~"], "write": ["~/Link/Files"]},
+    "tool.run": {"timeout": 60, "output": 30000},
+}
 
-[files]
-read = ["~"]
-write = ["~/Link/Files"]
 
-[tool.run]
-timeout = 60
-output = 30000
-"""
+def write_policy(path, policy):
+    """The sandbox file as TOML (strings, lists of strings and integers are all it needs)."""
+    lines = []
+    for table, keys in sorted(policy.items(), key=lambda item: item[0] is not None):
+        if table is not None:
+            lines.append(f"\n[{table}]")
+        for key, value in keys.items():
+            lines.append(f"{key} = {json.dumps(value)}")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def apply_fix(policy, fix):
+    """What an agent's harness does with a denial's fix: add the value to the list it names."""
+    policy.setdefault(fix["table"], {}).setdefault(fix["key"], [])
+    if fix["value"] not in policy[fix["table"]][fix["key"]]:
+        policy[fix["table"]][fix["key"]].append(fix["value"])
 
 
 def check(condition, what, detail=""):
@@ -73,8 +92,7 @@ def main():
         os.makedirs(files_dir)
         os.makedirs(agent_dir)
         policy = os.path.join(scratch, "sandbox.toml")
-        with open(policy, "w") as f:
-            f.write(SANDBOX_FILE)
+        write_policy(policy, POLICY)
         # The helper's environment is the harness's: HOME says where `~` is; TMPDIR where each
         # call's private tmp folder lives.
         env = dict(os.environ, HOME=home, TMPDIR=scratch)
@@ -86,7 +104,15 @@ def main():
         print(f"   mode: {report['enforced']['mode']}, lacking: {report['enforced']['lacks']}")
         code, report = sandbox_run(env, policy, agent_dir, "seq", "3")
         check(code == 126 and report["outcome"] == "refused", "an unlisted program is refused")
-        check(report["denials"][0]["fix"] == 'add "seq" to commands', "the report says how to allow it", report["denials"])
+        fix = report["denials"][0]["fix"]
+        check(fix == {"table": None, "key": "commands", "value": "seq", "words": 'add "seq" to commands'},
+              "the report says how to allow it", report["denials"])
+        apply_fix(POLICY, fix)
+        write_policy(policy, POLICY)
+        checked = subprocess.run([LNK, "sandbox", "check", "--json", "--agent-dir", agent_dir, policy], env=env, capture_output=True, text=True)
+        check(checked.returncode == 0 and json.loads(checked.stdout)["outcome"] == "ok", "the fixed file passes check", checked.stdout + checked.stderr)
+        code, report = sandbox_run(env, policy, agent_dir, "seq", "3")
+        check(code == 0 and report["stdout"]["text"] == "1\n2\n3\n", "and the program then runs", report)
 
         # 2. A background command.
         started = link_run(env, agent_dir, files_dir, "start", "--file", policy, "--", "sh", "-c", "echo from the background")

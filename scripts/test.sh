@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== cargo test (as $(id -un))"
-cargo test --locked --all-targets --features fault-points
+cargo test --locked --all-targets --features fault-points --no-fail-fast
 
 if [ "$(id -u)" -ne 0 ]; then
   exit 0

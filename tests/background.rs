@@ -59,6 +59,19 @@ fn starts_are_refused_synchronously_with_run_exit_codes() {
     // The kernel-level refusal (an interpreter not allowed) comes back from the supervisor.
     let out = bg.start_with(&["--hop", "2"], &["sh", "-c", "true"]);
     assert_eq!(out.status.code(), Some(0), "hop 2 of 3 may still start: {}", stderr(&out));
+    // Refusals the supervisor finds before anything runs record nothing either: a limit of the
+    // mode (a tcp name without the own world: unsupported) and a grant naming a file (refused).
+    for (policy, code) in [
+        ("commands = [\"true\"]\n[internet]\ntcp = [\"db.example:5432\"]\n", 125),
+        ("commands = [\"true\"]\n[files]\nread = [\"/etc/passwd\"]\n", 126),
+    ] {
+        let quiet = Bg::with_policy("refuse-in-supervisor", policy);
+        let mut start = quiet.cmd("start");
+        start.arg("--file").arg(&quiet.policy).args(["--", "true"]);
+        let out = run(in_mode(&mut start, Mode::LandlockOnly));
+        assert_eq!(out.status.code(), Some(code), "{policy}: {}", stderr(&out));
+        assert!(quiet.list().as_array().unwrap().is_empty(), "{policy}: nothing recorded: {}", quiet.list());
+    }
 }
 
 #[test]

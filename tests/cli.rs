@@ -442,3 +442,70 @@ fn status_and_reports_name_apparmors_restriction_and_its_exact_fix() {
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/policy/apparmor/lnk")).unwrap();
     assert_eq!(stdout(&out), shipped);
 }
+
+#[test]
+fn arguments_that_are_not_utf8_get_one_json_object_that_says_what_to_do() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let bad = std::ffi::OsStr::from_bytes(b"/tmp/caf\xe9.toml");
+    let bad_env = std::ffi::OsStr::from_bytes(b"NAME=caf\xe9");
+    let cases: Vec<Vec<&std::ffi::OsStr>> = vec![
+        ["sandbox", "run", "--report", "json", "--file"]
+            .iter()
+            .map(std::ffi::OsStr::new)
+            .chain([bad])
+            .chain(["--", "true"].map(std::ffi::OsStr::new))
+            .collect(),
+        ["sandbox", "run", "--report", "json", "--env"]
+            .iter()
+            .map(std::ffi::OsStr::new)
+            .chain([bad_env])
+            .chain(["--", "true"].map(std::ffi::OsStr::new))
+            .collect(),
+        ["sandbox", "check", "--json"].iter().map(std::ffi::OsStr::new).chain([bad]).collect(),
+        ["sandbox", "run", "--report", "json", "--", "echo"]
+            .iter()
+            .map(std::ffi::OsStr::new)
+            .chain([bad])
+            .collect(),
+    ];
+    for args in cases {
+        let out = run(lnk().args(&args));
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
+        let values = json_values(&text);
+        assert_eq!(values.len(), 1, "{args:?}: one object: {text}");
+        assert_eq!(values[0]["outcome"], "usage_error", "{args:?}");
+        assert!(values[0]["error"].as_str().unwrap().contains("not valid UTF-8"), "{args:?}: {text}");
+    }
+    // lnk-link-run too.
+    let out = run(link_run().args([std::ffi::OsStr::new("read"), std::ffi::OsStr::new("--json"), bad]));
+    let values = json_values(&stdout(&out));
+    assert_eq!((out.status.code(), values.len()), (Some(2), 1), "{}", stdout(&out));
+    assert!(values[0]["error"].as_str().unwrap().contains("not valid UTF-8"));
+}
+
+#[test]
+fn run_exits_141_when_its_standard_output_is_closed() {
+    for report in ["json", "text"] {
+        let mut child = lnk()
+            .args([
+                "sandbox",
+                "run",
+                "--command",
+                "sh",
+                "--report",
+                report,
+                "--",
+                "sh",
+                "-c",
+                "sleep 0.3; echo out",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(141), "{report}: a reader that left gets 141, as for SIGPIPE");
+    }
+}

@@ -695,3 +695,38 @@ fn a_killed_writes_temporary_file_is_removed_by_the_next_session() {
     assert_eq!(temps(&f), [".lnk-tmp-1-0-held.md", ".lnk-tmp-notes"], "the dead write's file is gone");
     drop(held_file);
 }
+
+#[test]
+fn a_sandboxed_sessions_answers_and_its_report_never_share_a_stream() {
+    let f = Files::new("report-stream");
+    let policy =
+        f.dir.file("sandbox.toml", "commands = []\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\n");
+    let mut c = lnk();
+    c.env("HOME", &f.home)
+        .args(["sandbox", "run", "--tool", "file", "--report", "json", "--file"])
+        .arg(policy);
+    c.args(["--", "lnk", "file", "--files-dir"]).arg(&f.files);
+    c.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    {
+        use std::io::Write as _;
+        let mut input = child.stdin.take().unwrap();
+        writeln!(input, "{}", json!({"op": "write", "path": "x.txt", "content": "x"})).unwrap();
+        writeln!(input, "{}", json!({"op": "list", "path": "."})).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    // Standard output: the session's answers, one per request, and nothing else.
+    let answers: Vec<serde_json::Value> =
+        stdout(&out).lines().map(|l| serde_json::from_str(l).expect("each line an answer")).collect();
+    assert_eq!(answers.len(), 2, "{}", stdout(&out));
+    assert!(answers.iter().all(|a| a["ok"].is_object() && a.get("outcome").is_none()), "{answers:?}");
+    // The report: one object on standard error.
+    let report: serde_json::Value = serde_json::from_str(stderr(&out).trim()).expect("the report on stderr");
+    assert_eq!(
+        (report["schema"].as_u64(), report["outcome"].as_str()),
+        (Some(1), Some("exited")),
+        "{report}"
+    );
+}

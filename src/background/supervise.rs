@@ -83,8 +83,19 @@ pub fn supervise(agent: &Agent, opts: &SuperviseOptions) -> u8 {
 
     let agent_stopped = match run_command(agent, opts, &lock, &mut record, &say, early) {
         Ok(agent_stopped) => agent_stopped,
+        Err(Refusal { exit_code, message }) if record.state != State::Running => {
+            // Refused before anything of the command ran (its sandbox could not be made, or its
+            // file asks what this mode cannot give): `start` says so, and nothing is recorded,
+            // as for the refusals `start` makes itself.
+            fault("supervise-refusing");
+            records.remove(lock);
+            say(&format!("fail {exit_code} {message}"));
+            return exit_code;
+        }
         Err(Refusal { exit_code, message }) => {
-            // Said synchronously to `start`, so there is nothing left to tell.
+            // Its group had started (the program could not be executed, or the running record
+            // not written): recorded `failed`, said synchronously to `start`, so there is
+            // nothing left to tell.
             record.state = State::Failed;
             record.detail = records::format::clip(&message, records::format::DETAIL_MAX_BYTES).to_owned();
             record.ended_ms = Some(records::now_ms());

@@ -3,12 +3,8 @@
 
 fn main() -> std::process::ExitCode {
     lnk::sys::ensure_standard_fds();
-    let args: Vec<String> = match std::env::args_os().skip(1).map(|a| a.into_string()).collect() {
-        Ok(args) => args,
-        Err(bad) => {
-            eprintln!("lnk-link-run: an argument is not valid UTF-8: {}", bad.to_string_lossy());
-            return std::process::ExitCode::from(lnk::exit::USAGE);
-        }
-    };
-    lnk::cli::link_run::main(&args)
+    match lnk::cli::utf8_args(std::env::args_os().skip(1)) {
+        Ok(args) => lnk::cli::link_run::main(&args),
+        Err((lossy, why)) => lnk::cli::link_run::not_utf8(&lossy, &why),
+    }
 }

@@ -210,6 +210,18 @@ pub fn main(args: &[String]) -> ExitCode {
         Ok(code) => return ExitCode::from(code),
         Err(f) => f,
     };
+    answer_failure(verb, json, failure)
+}
+
+/// The answer to arguments that are not UTF-8 (see [`super::utf8_args`]): a usage error, in
+/// JSON too when JSON was asked for.
+pub fn not_utf8(lossy: &[String], why: &str) -> ExitCode {
+    let verb = lossy.first().map(String::as_str);
+    answer_failure(verb, wants_json(lossy), UsageError(why.to_owned()).into())
+}
+
+/// A failure said on standard error, and with `json` as one object on standard output.
+fn answer_failure(verb: Option<&str>, json: bool, failure: Failure) -> ExitCode {
     // `supervise` is started by `start`, never by a harness: its errors are not JSON.
     if json && verb != Some("supervise") {
         let mut o = failure_json(&failure);

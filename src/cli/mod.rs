@@ -80,6 +80,31 @@ pub fn main(args: &[String]) -> ExitCode {
     }
 }
 
+/// The arguments as UTF-8; or, when one is not, all of them read lossily (to find `--json` and
+/// the verb) with the usage error that names it: lnk takes names, paths and values as UTF-8
+/// (the JSON it answers in can say nothing else exactly).
+pub fn utf8_args(
+    args: impl Iterator<Item = std::ffi::OsString>,
+) -> Result<Vec<String>, (Vec<String>, String)> {
+    let args: Vec<std::ffi::OsString> = args.collect();
+    match args.iter().find(|a| a.to_str().is_none()) {
+        None => Ok(args.into_iter().map(|a| a.into_string().unwrap_or_default()).collect()),
+        Some(bad) => Err((
+            args.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+            format!(
+                "an argument is not valid UTF-8: `{}`; lnk takes names, paths and values as UTF-8 (rename the file, or pass another path to it)",
+                bad.to_string_lossy().escape_debug()
+            ),
+        )),
+    }
+}
+
+/// `lnk`'s answer to arguments that are not UTF-8 (see [`utf8_args`]): a usage error, in JSON
+/// too when JSON was asked for.
+pub fn not_utf8(lossy: &[String], why: &str) -> ExitCode {
+    usage_error(why, help_for(lossy), wants_json(lossy))
+}
+
 /// `lnk`'s usage error: one line on standard error naming what was wrong and the help to read
 /// (`lnk: unknown flag `--tol`; did you mean `--tool`? (lnk sandbox run --help)`), and with
 /// `json` nothing there but one JSON object on standard output instead. Exit 2 either way.
@@ -166,9 +191,18 @@ pub(crate) fn unknown(what: &str, word: &str, known: &[&str]) -> UsageError {
 pub(crate) fn write_out(args: std::fmt::Arguments<'_>) {
     use std::io::Write as _;
     let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(128 + libc::SIGPIPE);
-        }
+    exit_if_gone(stdout.write_fmt(args).and_then(|()| stdout.flush()));
+}
+
+/// [`write_out`] for bytes (a program's own output, which need not be UTF-8).
+pub(crate) fn write_out_bytes(bytes: &[u8]) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    exit_if_gone(stdout.write_all(bytes).and_then(|()| stdout.flush()));
+}
+
+fn exit_if_gone(written: std::io::Result<()>) {
+    if written.is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) {
+        std::process::exit(128 + libc::SIGPIPE);
     }
 }

@@ -162,13 +162,19 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
         resolve,
     };
     let result = run(&req);
-    // The harness may have closed its end; a failed write must not turn into a panic.
+    // The report: on standard output, unless a file session's answers went there (then on
+    // standard error: the two never share a stream). A harness that closed its end of
+    // standard output gets 141, as from a process killed by SIGPIPE.
+    let session = tool == Tool::File;
     match report {
-        ReportFormat::Json => {
-            let _ = writeln!(std::io::stdout(), "{}", result.to_json());
+        ReportFormat::Json if session => {
+            let _ = writeln!(std::io::stderr(), "{}", result.to_json());
         }
+        ReportFormat::Json => outln!("{}", result.to_json()),
         ReportFormat::Text => {
-            let _ = std::io::stdout().write_all(result.stdout.text.as_bytes());
+            if !session {
+                super::write_out_bytes(result.stdout.text.as_bytes());
+            }
             let _ = std::io::stderr().write_all(result.stderr.text.as_bytes());
             if let Some(summary) = result.summary() {
                 let _ = std::io::stderr().write_all(summary.as_bytes());
