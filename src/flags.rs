@@ -110,12 +110,17 @@ impl SandboxFlags {
         });
         let read = expand(&file.read);
         let write = expand(&file.write);
-        // The holes: the file's own `deny`, and the protected set where it lies in a grant.
+        // The holes: the file's own `deny`, the protected set where it lies in a grant, and as
+        // root the system's secrets.
         let grants: Vec<&PathBuf> = read.iter().chain(&write).collect();
         let mut deny = expand(&file.deny);
+        let mut holes = crate::protected::builtin_holes(home, &grants);
+        if rustix::process::geteuid().is_root() {
+            holes.extend(crate::protected::system_holes(&grants));
+        }
         // Only those this computer has, so the list reads as what is cut (`lnk sandbox run` cuts
         // the whole set whatever the flags say).
-        for hole in crate::protected::builtin_holes(home, &grants) {
+        for hole in holes {
             if std::fs::symlink_metadata(&hole).is_ok() && !deny.contains(&hole) {
                 deny.push(hole);
             }

@@ -66,6 +66,43 @@ pub fn apparmor_fix(restricts: bool, exe: Option<&std::path::Path>) -> Option<St
     ))
 }
 
+/// Why a user namespace (with the call's other namespaces) could not be made, in the terms of
+/// the setting that withholds it: the bare errno (`No space left on device`) tells a person
+/// nothing. ENOSPC is a count in `/proc/sys/user` spent or set to 0; EPERM an older Debian's
+/// `kernel.unprivileged_userns_clone`, or a filter or security module (Docker's default seccomp
+/// profile refuses `unshare`).
+pub fn user_namespace_error(e: &io::Error) -> String {
+    let read = |path: &str| std::fs::read_to_string(path).ok().map(|v| v.trim().to_owned());
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) => {
+            let zero: Vec<String> = ["user", "mnt", "pid", "net", "ipc"]
+                .iter()
+                .map(|kind| format!("user.max_{kind}_namespaces"))
+                .filter(|name| read(&format!("/proc/sys/{}", name.replace('.', "/"))).as_deref() == Some("0"))
+                .collect();
+            match zero.is_empty() {
+                true => format!(
+                    "{e}: a namespace limit in /proc/sys/user is reached (user.max_user_namespaces and the others count namespaces per user)"
+                ),
+                false => format!(
+                    "{e}: {} is 0, which turns those namespaces off (`sudo sysctl {}=15000` turns them on)",
+                    zero.join(", "),
+                    zero[0]
+                ),
+            }
+        }
+        Some(libc::EPERM) if read("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") => {
+            format!(
+                "{e}: kernel.unprivileged_userns_clone is 0 (`sudo sysctl kernel.unprivileged_userns_clone=1` turns them on)"
+            )
+        }
+        Some(libc::EPERM) => format!(
+            "{e}: refused by a seccomp filter or a security module (a container's default seccomp profile refuses `unshare`)"
+        ),
+        _ => e.to_string(),
+    }
+}
+
 /// What the kernel offers, as probed.
 #[derive(Debug, Clone)]
 pub struct KernelSupport {
@@ -118,7 +155,7 @@ impl KernelSupport {
             landlock: sys::landlock_abi().map_err(describe),
             seccomp: sys::seccomp_action_available(sys::SECCOMP_RET_KILL_PROCESS).map_err(describe),
             seccomp_notify: sys::seccomp_action_available(sys::SECCOMP_RET_USER_NOTIF).map_err(describe),
-            user_namespaces: sys::can_create_user_namespace().map_err(describe),
+            user_namespaces: sys::can_create_user_namespace().map_err(|e| user_namespace_error(&e)),
             pidfd,
             openat2,
             world: world::probe(),

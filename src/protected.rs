@@ -201,13 +201,18 @@ pub fn call_holes(
     holes.extend(builtin_holes(home, grants));
     holes.extend(protected.iter().filter(|p| is_hole(p, grants)).cloned());
     if as_root {
-        // Holes in the system folders every program reads, as well as in the grants.
-        let system: Vec<PathBuf> = ["/etc", "/usr"].iter().map(PathBuf::from).collect();
-        let mut with_system: Vec<&PathBuf> = grants.to_vec();
-        with_system.extend(&system);
-        holes.extend(protected_holes(&system_secrets(), &with_system));
+        holes.extend(system_holes(grants));
     }
     holes
+}
+
+/// As root, the holes the system's secrets make: in the system folders every program reads
+/// (`/etc`, `/usr`) as well as in the grants, unless a grant names them.
+pub fn system_holes(grants: &[&PathBuf]) -> Vec<PathBuf> {
+    let system: Vec<PathBuf> = ["/etc", "/usr"].iter().map(PathBuf::from).collect();
+    let mut with_system: Vec<&PathBuf> = grants.to_vec();
+    with_system.extend(&system);
+    protected_holes(&system_secrets(), &with_system)
 }
 
 /// Every path no grant opens, for telling a refusal apart from a missing grant

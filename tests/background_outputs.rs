@@ -206,6 +206,28 @@ fn json_is_always_one_object_of_schema_1() {
     let v = failure(&out, 125, "not_yours");
     assert_eq!(v["failed"][0]["id"], id.as_str(), "{v}");
     assert_eq!(v["failed"][0]["reason"], "not_yours", "{v}");
+    let fields: Vec<&String> = v["failed"][0].as_object().unwrap().keys().collect();
+    assert_eq!(fields, ["error", "exit_code", "id", "reason"], "an entry, not a whole answer: {v}");
     assert_eq!(v["stopped"][0]["id"], running.as_str(), "{v}");
     assert_eq!(v["stopped"][0]["state"], "lost", "{v}");
+}
+
+#[test]
+fn a_start_with_an_invalid_sandbox_file_answers_with_its_diagnostics_and_records_nothing() {
+    let bg = Bg::new("start-invalid-file");
+    let bad = bg.dir.file("bad.toml", "commands = [\"sh\"]\n[files]\nread = [\"relative/path\"]\n");
+    let out = run(bg.cmd("start").arg("--json").arg("--file").arg(&bad).args(["--", "sh", "-c", "true"]));
+    let v = failure(&out, 125, "invalid_sandbox_file");
+    assert_eq!(v["file"], bad.to_str().unwrap(), "{v}");
+    let first = &v["diagnostics"][0];
+    assert_eq!(
+        (&first["line"], &first["severity"]),
+        (&serde_json::json!(3), &serde_json::json!("error")),
+        "{v}"
+    );
+    assert!(first["column"].as_u64().is_some_and(|c| c >= 8), "{v}");
+    assert!(v["error"].as_str().unwrap().ends_with("1 error"), "{v}");
+    // A person reads the rendered problem, pointing at the line, on standard error.
+    assert!(stderr(&out).contains("bad.toml:3:"), "{}", stderr(&out));
+    assert!(bg.list().as_array().unwrap().is_empty(), "nothing recorded: {}", bg.list());
 }

@@ -66,6 +66,15 @@ fn locked_down_flags_grant_no_program_and_no_write() {
 }
 
 #[test]
+fn flags_list_the_system_secrets_as_root_and_only_then() {
+    // As root `run` cuts /etc/shadow out of what every program reads; `flags` says so, so its
+    // output read as the sandbox is the sandbox (and an ordinary user cannot read it anyway).
+    let text = stdout(&run(lnk().args(["sandbox", "flags"])));
+    let as_root = rustix::process::geteuid().is_root();
+    assert_eq!(text.contains("--deny /etc/shadow\n"), as_root, "root: {as_root}:\n{text}");
+}
+
+#[test]
 fn flags_without_a_home_refuse_rather_than_guess() {
     let out = run(lnk().args(["sandbox", "flags"]).env_remove("HOME"));
     assert_eq!(out.status.code(), Some(125));

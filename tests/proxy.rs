@@ -768,15 +768,16 @@ say("other_address", attempt(lambda: socket.create_connection(("192.0.2.2", 5432
     r.assert_said("other_address", "ENETUNREACH");
     assert_eq!(r.json["internet"]["connections"], 2, "{}", r.raw);
 
-    // By name, the program would need a hosts file, which needs a mount namespace: refused,
-    // saying what to list instead, and nothing runs.
+    // By name, the program would need a hosts file, which needs a mount namespace: a limit of
+    // the mode, not of the file (unsupported, 125), saying what to list instead; nothing runs.
     let named = World::in_mode(
         "proxy-held-named",
         "commands = [\"true\"]\n[internet]\ntcp = [\"db.test:5432\"]\n",
         true,
     );
     let r = named.run(&[], &["true"]);
-    assert_eq!(r.outcome(), "refused", "{}", r.raw);
+    assert_eq!(r.outcome(), "unsupported", "{}", r.raw);
+    assert_eq!(r.json["exit_code"], 125, "{}", r.raw);
     let error = r.json["error"].as_str().unwrap();
     assert!(error.contains("`db.test:5432` by name") && error.contains("address instead"), "{error}");
 }

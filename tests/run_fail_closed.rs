@@ -107,3 +107,29 @@ fn a_write_grant_over_the_folder_lnk_runs_from_is_refused() {
     let r = run_with(&beside);
     assert_eq!(r.code, Some(0), "{}", r.raw);
 }
+
+#[test]
+fn a_spent_namespace_count_is_named_by_its_setting_not_by_its_errno() {
+    // `No space left on device` is what the kernel answers when `user.max_user_namespaces` is
+    // spent or 0 (some distributions ship it 0): status and the mode's reason name the setting.
+    if !require(can_simulate_no_user_namespaces(), "nested user namespaces (unshare -Ur)") {
+        return;
+    }
+    // In a user namespace of the test's own, at most one more: the one `unshare -U` makes for
+    // lnk, which then cannot make its own.
+    let lnk_path = lnk_bin();
+    let out = run(std::process::Command::new("unshare").args([
+        "-Ur",
+        "sh",
+        "-c",
+        "echo 1 > /proc/sys/user/max_user_namespaces && exec unshare -U --map-user=1234 --map-group=1234 \"$0\" sandbox status --json",
+        lnk_path.to_str().unwrap(),
+    ]));
+    let status: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    assert_eq!(status["mode"], "landlock-only", "{status}");
+    for field in ["user_namespaces_error", "mode_reason"] {
+        let why = status[field].as_str().unwrap_or_default();
+        assert!(why.contains("user.max_user_namespaces"), "{field} names the setting: {status}");
+    }
+}

@@ -12,6 +12,7 @@ mod common;
 use common::*;
 
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 const POLICY: &str = "commands = [\"python3\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\n";
@@ -82,9 +83,20 @@ say("inside", "%o" % (os.stat(inside).st_mode & 0o777))
 "#,
         secret = secret.display()
     );
+    let files = agent.home.join("Link/Files");
     for (mode, r) in agent.python_in_each_mode(&script) {
         let answers = r.said("answers");
         assert!(answers.contains("ok"), "{mode}: the calls inside never went through: {answers}");
+        // A call refused because its name no longer led where the file is names nothing: a
+        // file inside the write grant is never reported as outside it (with a fix already in
+        // the file).
+        for denial in r.json["denials"].as_array().unwrap() {
+            let target = denial["target"].as_str().unwrap_or_default();
+            assert!(
+                !Path::new(target).starts_with(&files),
+                "{mode}: named as refused inside the grant: {denial}"
+            );
+        }
     }
     assert_eq!(looks(&secret), before, "the secret's mode, times or owner changed");
     assert!(xattr_absent(&secret), "an extended attribute was set on the secret");
@@ -256,4 +268,42 @@ say("chown_other", attempt(lambda: os.chown(files + "/mine", 54321, -1)))
     assert_eq!(in_secret["cause"], "protected");
     assert!(in_secret["why"].as_str().unwrap().contains(".ssh"), "{in_secret}");
     assert_eq!(denials.len(), 2, "nothing else is blamed on the sandbox: {}", r.raw);
+}
+
+#[test]
+fn a_file_renamed_under_a_held_call_in_the_write_grant_is_never_named_outside_it() {
+    if !x86_64() {
+        return;
+    }
+    // Two files trade names inside the write grant as fast as a process can rename, while the
+    // program changes the mode of one name over and over: the helper sometimes finds the name
+    // no longer leads to the file it held. That is a refusal (the call is tried on a name that
+    // moved), never a denial naming a file of the write grant as outside it.
+    let agent = Agent::new("held-rename-race", POLICY);
+    let script = r#"
+import signal
+files = os.path.expanduser("~/Link/Files")
+a, b, t = files + "/a", files + "/b", files + "/t"
+for name in (a, b):
+    open(name, "w").write(name)
+swapper = os.fork()
+if swapper == 0:
+    while True:
+        try:
+            os.rename(a, t); os.rename(b, a); os.rename(t, b)
+        except OSError:
+            pass
+answers = set()
+for i in range(4000):
+    answers.add(attempt(lambda: os.chmod(a, 0o600 if i % 2 else 0o644)))
+os.kill(swapper, signal.SIGKILL); os.waitpid(swapper, 0)
+say("answers", ",".join(sorted(answers)))
+"#;
+    let files = agent.home.join("Link/Files");
+    let r = agent.python_without_user_namespaces(script);
+    assert!(r.said("answers").contains("ok"), "the calls never went through: {}", r.raw);
+    for denial in r.json["denials"].as_array().unwrap() {
+        let target = denial["target"].as_str().unwrap_or_default();
+        assert!(!Path::new(target).starts_with(&files), "named as refused inside the grant: {denial}");
+    }
 }

@@ -434,9 +434,10 @@ fn file_session_answers_match_the_schema() {
     child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     let text = stdout(&out);
-    let mut lines: Vec<&str> = text.lines().collect();
-    // The session's answers, then the launcher's report.
-    let report = lines.pop().expect("the report");
+    let lines: Vec<&str> = text.lines().collect();
+    // The session's answers own standard output; the launcher's report is on standard error.
+    let errors = stderr(&out);
+    let report = errors.lines().last().expect("the report");
     assert_eq!(
         lines.len(),
         requests.len() - 1,
@@ -486,6 +487,15 @@ fn link_run_answers_match_their_schemas() {
             json_line("start, not allowed", &bg.start_with(&["--json"], &["true"])),
             json_line("start, the hop cap", &bg.start_with(&["--json", "--hop", "3"], &["sh", "-c", "true"])),
             json_line("start, a usage error", &run(bg.cmd("start").args(["--json", "--bogus", "--", "sh"]))),
+            json_line(
+                "start, an invalid sandbox file",
+                &run(bg
+                    .cmd("start")
+                    .arg("--json")
+                    .arg("--file")
+                    .arg(bg.dir.file("bad.toml", "commands = 3\n"))
+                    .args(["--", "sh"])),
+            ),
             json_line("an unknown verb", &run(link_run().args(["strat", "--json"]))),
         ],
     );

@@ -9,7 +9,7 @@
 //! The message is one JSON line on the bridge's Unix socket:
 //!
 //! ```json
-//! {"from":"run:r0123…","to":"<conversation>","hop":3,"id":"r0123…","state":"exited",
+//! {"schema":1,"from":"run:r0123…","to":"<conversation>","hop":3,"id":"r0123…","state":"exited",
 //!  "exit_code":0,"signal":null,"text":"… exited with 0","output_end":"…"}
 //! ```
 //!
@@ -75,6 +75,7 @@ pub fn ending(record: &Record) -> String {
 pub fn message(record: &Record) -> String {
     let opt = |v: Option<i32>| v.map_or("null".to_owned(), |n| n.to_string());
     json::Object::new()
+        .num("schema", json::SCHEMA)
         .str("from", &format!("run:{}", record.id))
         .str("to", &record.conversation)
         .num("hop", i64::from(record.hop) + 1)

@@ -97,6 +97,8 @@ pub enum Reason {
     NoOutput,
     /// lnk itself failed, or the sandbox could not be made.
     Failed,
+    /// `start`: the sandbox file is invalid (its problems are in [`Failure::invalid_file`]).
+    InvalidSandboxFile,
 }
 
 impl Reason {
@@ -112,6 +114,7 @@ impl Reason {
             Reason::OutputRefused => "output_refused",
             Reason::NoOutput => "no_output",
             Reason::Failed => "failed",
+            Reason::InvalidSandboxFile => "invalid_sandbox_file",
         }
     }
 
@@ -122,7 +125,10 @@ impl Reason {
             Reason::HopCap => exit::HOP_CAP,
             Reason::Limit => exit::TRY_LATER,
             Reason::ProgramNotFound | Reason::UnknownId => exit::NOT_FOUND,
-            Reason::NotYours | Reason::NoOutput | Reason::Failed => exit::HELPER_FAILED,
+            // 125, as `lnk sandbox run` answers an invalid file.
+            Reason::NotYours | Reason::NoOutput | Reason::Failed | Reason::InvalidSandboxFile => {
+                exit::HELPER_FAILED
+            }
         }
     }
 }
@@ -132,11 +138,23 @@ impl Reason {
 pub struct Failure {
     pub reason: Reason,
     pub message: String,
+    /// With [`Reason::InvalidSandboxFile`]: what a harness needs to point at each problem.
+    pub invalid_file: Option<InvalidFile>,
+}
+
+/// An invalid sandbox file as a `start` failure reports it, the JSON made where the problems are
+/// known: the file as named, a one-line summary for `error`, and the diagnostics (a JSON array of
+/// `{file, line, column, severity, message, help}`, as `lnk sandbox check --json` gives them).
+#[derive(Debug)]
+pub struct InvalidFile {
+    pub file: String,
+    pub summary: String,
+    pub diagnostics_json: String,
 }
 
 impl Failure {
     pub fn new(reason: Reason, message: impl Into<String>) -> Failure {
-        Failure { reason, message: message.into() }
+        Failure { reason, message: message.into(), invalid_file: None }
     }
 
     pub fn exit_code(&self) -> u8 {

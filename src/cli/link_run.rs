@@ -146,12 +146,26 @@ fn answer() -> json::Object {
 
 /// The `--json` answer of a failure: `{"schema":1,"ok":false,"reason":…,"error":…,"exit_code":…}`.
 fn failure_json(f: &Failure) -> json::Object {
+    let o = json::Object::new().num("schema", SCHEMA).bool("ok", false).str("reason", f.reason.word());
+    match &f.invalid_file {
+        None => o.str("error", &f.message).num("exit_code", f.exit_code()),
+        Some(invalid) => o
+            .str("error", &invalid.summary)
+            .num("exit_code", f.exit_code())
+            .str("file", &invalid.file)
+            .raw("diagnostics", &invalid.diagnostics_json),
+    }
+}
+
+/// One of `stop --all`'s failures, inside its answer: the command and why, without the fields
+/// of a whole answer (`schema`, `ok`).
+fn failure_entry(id: &str, f: &Failure) -> String {
     json::Object::new()
-        .num("schema", SCHEMA)
-        .bool("ok", false)
+        .str("id", id)
         .str("reason", f.reason.word())
         .str("error", &f.message)
         .num("exit_code", f.exit_code())
+        .finish()
 }
 
 /// Whether the caller asked for JSON: `--json` among the verb's own words (before `--`, after
@@ -264,7 +278,7 @@ fn start(args: &[String]) -> Result<u8, Failure> {
             own.push(a.clone());
         }
     }
-    let values = [
+    let mut values = vec![
         "--agent-dir",
         "--files-dir",
         "--bridge",
@@ -273,8 +287,12 @@ fn start(args: &[String]) -> Result<u8, Failure> {
         "--hop",
         "--timeout",
         "--output-cap",
-        "--grace-ms",
     ];
+    // Test builds only: a shorter wait between SIGTERM and SIGKILL than the 5 s a harness gets,
+    // so the suite's stops do not each take it.
+    if cfg!(feature = "fault-points") {
+        values.push("--grace-ms");
+    }
     let parsed = args::parse(&own, &values, &["--json"])?;
     let number = |flag: &str, default: u64, max: u64| -> Result<u64, UsageError> {
         match parsed.value(flag) {
@@ -291,7 +309,16 @@ fn start(args: &[String]) -> Result<u8, Failure> {
         }
         (Some(file), true) => match sandbox_file::load(Path::new(file)) {
             Ok(f) => (SandboxFlags::from_file(&f, Tool::Run, &home), f.hops),
-            Err(e) => return Err(Failure::new(Reason::Failed, e.render(file).trim_end())),
+            Err(e) => {
+                return Err(Failure {
+                    invalid_file: Some(background::InvalidFile {
+                        file: file.to_owned(),
+                        summary: e.summary(file),
+                        diagnostics_json: e.to_json(file),
+                    }),
+                    ..Failure::new(Reason::InvalidSandboxFile, e.render(file).trim_end())
+                });
+            }
         },
         (None, true) => {
             let f = SandboxFile::embedded_default();
@@ -492,7 +519,7 @@ fn stop(args: &[String]) -> Result<u8, Failure> {
             }
         }
     }
-    let failed_json = || json::array(failed.iter().map(|(id, f)| failure_json(f).str("id", id).finish()));
+    let failed_json = || json::array(failed.iter().map(|(id, f)| failure_entry(id, f)));
     match (json, failed.first()) {
         (true, None) => outln!("{}", answer().raw("stopped", &json::array(stopped)).finish()),
         (true, Some((_, first))) => {

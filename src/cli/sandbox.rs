@@ -34,12 +34,15 @@ Usage:
   lnk sandbox check FILE [--agent-dir DIR]... [--json]
 
 Validates FILE: every problem in its text, with line and column; then, if the text is valid,
-its grants as they are on this computer (`~` is HOME):
+what `lnk sandbox run` would refuse on this computer (`~` is HOME), in the mode this kernel
+gives calls (the JSON answer's `mode`), decided by run's own code and said in its words:
   error    a grant that passes through a symbolic link (name the real folder), names a
-           file, lies in a `[files] deny` path, or (a write grant) overlaps an --agent-dir
-           folder: `lnk sandbox run` would refuse the sandbox for it
+           file, or lies in a `[files] deny` path; a write grant over an --agent-dir
+           folder, lnk's tmp base, the sandbox file or lnk itself; a `tcp` endpoint by
+           name without the own world; what the proxy's door would refuse
   warning  a grant that holds protected paths (~/.ssh, ~/.aws, ...) or an --agent-dir
-           folder: lnk cuts them out of the grant, and the warning names them
+           folder (lnk cuts them out of the grant, and the warning names them); a grant
+           of the shared /tmp or /dev/shm, which holds other users' and programs' files
 
 Options:
   --agent-dir DIR   an agent's records folder, as given to `lnk sandbox run` (repeated)
@@ -353,10 +356,13 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
             .bool("seccomp", k.seccomp.is_ok())
             .raw("seccomp_error", &opt(&k.seccomp))
             .bool("seccomp_user_notification", k.seccomp_notify.is_ok())
+            .raw("seccomp_user_notification_error", &opt(&k.seccomp_notify))
             .bool("user_namespaces", k.user_namespaces.is_ok())
             .raw("user_namespaces_error", &opt(&k.user_namespaces))
             .bool("pidfd", k.pidfd.is_ok())
+            .raw("pidfd_error", &opt(&k.pidfd))
             .bool("openat2", k.openat2.is_ok())
+            .raw("openat2_error", &opt(&k.openat2))
             .bool("apparmor_restricts_user_namespaces", crate::kernel::apparmor_restricts_user_namespaces())
             .str("mode", k.world.0.name())
             .raw("mode_reason", &k.world.1.as_deref().map_or("null".to_owned(), json::string))

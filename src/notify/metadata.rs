@@ -218,8 +218,10 @@ impl Grants {
         if let Some(hole) = self.holes.iter().find(|h| path.starts_with(h) || h.starts_with(path)) {
             return Err(Some(crate::denials::metadata_refused(path, Some(hole))));
         }
+        let mut named_inside_a_grant = false;
         for (root, root_fd) in &self.write_roots {
             let Ok(rest) = path.strip_prefix(root) else { continue };
+            named_inside_a_grant = true;
             let rest = if rest.as_os_str().is_empty() { Path::new(".") } else { rest };
             let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
             let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -227,6 +229,12 @@ impl Grants {
             if rustix::fs::fstat(&found).is_ok_and(|s| (s.st_dev, s.st_ino) == id) {
                 return Ok(());
             }
+        }
+        // Its name lies in a write grant but no longer leads to it: the file was moved, or a
+        // link swapped in on the way, while the call was held. Refused, and nothing is named:
+        // the name is not where the file is, so a grant offered for it would be wrong advice.
+        if named_inside_a_grant {
+            return Err(None);
         }
         // Outside every write grant: a secret outside every grant too is named as one (and no
         // grant is offered for it).

@@ -219,7 +219,8 @@ pub fn probe() -> (WorldMode, Option<String>) {
             }
         }
         Err(e) => {
-            let mut why = format!("no user namespace with mounts: {e}");
+            let mut why =
+                format!("no user namespace with mounts: {}", crate::kernel::user_namespace_error(&e));
             let exe = std::fs::read_link("/proc/self/exe").ok();
             if let Some(fix) = crate::kernel::apparmor_fix(
                 crate::kernel::apparmor_restricts_user_namespaces(),
