@@ -17,7 +17,6 @@
 //! | [`protected`] | the protected set: secrets kept out of every grant they lie in |
 //! | [`flags`] | the flags of `lnk sandbox run`, made from a sandbox file |
 //! | [`grant_check`] | what `lnk sandbox check` finds on this computer: grants through links, wide grants |
-//! | [`kernel`] | what this kernel can enforce, probed |
 //! | [`sandbox`] | the sandbox itself: Landlock ruleset and seccomp filter |
 //! | [`lifetime`] | the process lifetime: keeper, process group, killing, reaping |
 //! | [`notify`] | held system calls in the Landlock-only mode: metadata calls performed by the helper beneath the write grants; connects, servers and `/dev/shm` made by the helper on the call's own loopback and folder; sessions noted |
@@ -46,7 +45,6 @@ pub mod file_tool;
 pub mod flags;
 pub mod grant_check;
 pub mod json;
-pub mod kernel;
 pub mod lifetime;
 pub mod notify;
 pub mod output;
@@ -63,3 +61,4 @@ pub mod sandbox;
 pub mod sandbox_file;
 pub mod sock_diag;
 pub mod sys;
+pub mod user_namespaces;

@@ -1,4 +1,5 @@
-//! Finding a program by name on the system PATH, and only there.
+//! Finding a program by name on the system PATH, and only there; and the system's folders
+//! every sandbox reads (`SYSTEM_READ`) or, under `commands = ["*"]`, executes (`SYSTEM_EXEC`).
 //!
 //! The caller's `PATH` is never read: a harness's environment, or a folder the agent can write,
 //! must not decide which file runs under a name the sandbox file allows. The folders are those a
@@ -22,6 +23,12 @@ pub const SYSTEM_PATH: &[&str] =
 #[cfg(not(target_os = "macos"))]
 pub const SYSTEM_PATH: &[&str] =
     &["/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin"];
+
+/// Folders every program may read, as it needs them to start (loader, libraries, locale,
+/// certificates). Symlinked ones (`/bin` → `usr/bin`) are skipped: their target is in the list.
+pub const SYSTEM_READ: &[&str] = &["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc"];
+/// Where `commands = ["*"]` may execute: the system PATH and the libraries beside it.
+pub const SYSTEM_EXEC: &[&str] = &["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin"];
 
 /// The system PATH as one `PATH` value, for the sandboxed program's environment.
 pub fn system_path_var() -> String {

@@ -15,13 +15,13 @@ use std::time::{Duration, Instant};
 
 use crate::exit;
 use crate::flags::SandboxFlags;
-use crate::kernel::KernelSupport;
 use crate::lifetime::{self, Exit, ProgramImage, StartFailure, Stdio};
 use crate::output::{Captured, OutputTail};
 use crate::private_tmp::PrivateTmp;
 use crate::program_path::system_path_var;
 use crate::proxy::{self, ResolveOverride};
 use crate::report::{Outcome, Report};
+use crate::sandbox::kernel::KernelSupport;
 use crate::sandbox::{Refusal, Sandbox, SandboxRequest};
 use crate::sandbox_file::{Commands, Tool};
 
@@ -223,7 +223,7 @@ fn launch(
         // The file session enforces the grants itself too ("writes only where [files] write
         // grants"), so it gets them from the launcher, which computed them.
         let flags = crate::json::array(req.flags.to_args().iter().map(|a| crate::json::string(a)));
-        extra_env.push(format!("{}={flags}", crate::cli::FILE_FLAGS_VAR));
+        extra_env.push(format!("{}={flags}", crate::file_tool::FLAGS_VAR));
     }
     let env = environment(&sandbox.enforcement.home, &sandbox.enforcement.tmp_dir, &extra_env);
     let mut argv = vec![req.program.clone()];

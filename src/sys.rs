@@ -8,6 +8,31 @@ use std::io;
 const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1 << 0;
 /// `SECCOMP_GET_ACTION_AVAIL`.
 const SECCOMP_GET_ACTION_AVAIL: libc::c_uint = 2;
+/// `AUDIT_ARCH_*` of the architecture lnk was built for: a call made through another table
+/// (`int 0x80` on x86_64) is killed by lnk's filters, and not answered by the helper.
+#[cfg(target_arch = "x86_64")]
+pub const AUDIT_ARCH: u32 = 0xc000_003e;
+#[cfg(target_arch = "aarch64")]
+pub const AUDIT_ARCH: u32 = 0xc000_00b7;
+#[cfg(target_arch = "riscv64")]
+pub const AUDIT_ARCH: u32 = 0xc000_00f3;
+
+/// System calls newer than the `libc` crate's tables. Numbers from 424 on are the same on every
+/// architecture.
+pub const SYS_FCHMODAT2: libc::c_long = 452;
+pub const SYS_SETXATTRAT: libc::c_long = 463;
+pub const SYS_REMOVEXATTRAT: libc::c_long = 466;
+
+/// One classic BPF instruction, laid out as the kernel's `struct sock_filter`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Instruction {
+    pub code: u16,
+    pub jt: u8,
+    pub jf: u8,
+    pub k: u32,
+}
+
 /// `SECCOMP_RET_KILL_PROCESS`, the action lnk's filters end in.
 pub const SECCOMP_RET_KILL_PROCESS: u32 = 0x8000_0000;
 /// `SECCOMP_RET_USER_NOTIF`.
@@ -35,7 +60,7 @@ const SECCOMP_SET_MODE_FILTER: libc::c_uint = 1;
 /// Installs a seccomp filter on the calling thread, after setting `no_new_privs` (which the
 /// kernel requires of a process without `CAP_SYS_ADMIN`). The kernel copies and checks the
 /// program; a malformed one is refused (`EINVAL`), never half-installed.
-pub fn install_seccomp_filter(program: &[crate::sandbox::bpf::Instruction]) -> Result<(), rustix::io::Errno> {
+pub fn install_seccomp_filter(program: &[Instruction]) -> Result<(), rustix::io::Errno> {
     seccomp_set_filter(program, 0).map(drop)
 }
 
@@ -45,7 +70,7 @@ const SECCOMP_FILTER_FLAG_NEW_LISTENER: libc::c_uint = 1 << 3;
 /// Installs a seccomp filter (as [`install_seccomp_filter`]) that may hold calls
 /// (`SECCOMP_RET_USER_NOTIF`), and returns its listener (close-on-exec, as the kernel makes it).
 pub fn install_seccomp_filter_with_listener(
-    program: &[crate::sandbox::bpf::Instruction],
+    program: &[Instruction],
 ) -> Result<std::os::fd::OwnedFd, rustix::io::Errno> {
     use std::os::fd::FromRawFd as _;
     let fd = seccomp_set_filter(program, SECCOMP_FILTER_FLAG_NEW_LISTENER)?;
@@ -56,7 +81,7 @@ pub fn install_seccomp_filter_with_listener(
 
 /// `seccomp(SECCOMP_SET_MODE_FILTER, flags, program)`, after `no_new_privs`; the call's result.
 fn seccomp_set_filter(
-    program: &[crate::sandbox::bpf::Instruction],
+    program: &[Instruction],
     flags: libc::c_uint,
 ) -> Result<libc::c_long, rustix::io::Errno> {
     rustix::thread::set_no_new_privs(true)?;

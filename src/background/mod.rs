@@ -15,12 +15,13 @@
 //! ```
 //!
 //! The supervisor records the command's end, then tells the bridge at most once (see [`bridge`]).
-//! If it dies without a word, its lock is free and the sweep takes over (see `records::sweep`).
+//! If it dies without a word, its lock is free and the sweep takes over (see `background::sweep`).
 
 pub mod bridge;
 pub mod output_end;
 pub mod output_file;
 pub mod supervise;
+pub mod sweep;
 
 use std::os::fd::{AsFd as _, OwnedFd};
 use std::os::unix::process::CommandExt as _;
@@ -29,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use crate::exit;
 use crate::flags::SandboxFlags;
-use crate::records::{self, ReadError, Record, Records, State, sweep};
+use crate::records::{self, ReadError, Record, Records, State};
 use crate::sandbox_file::Commands;
 pub use supervise::supervise;
 

@@ -18,10 +18,10 @@ use super::output_file::OutputFile;
 use super::{Agent, DEFAULT_GRACE};
 use crate::exit;
 use crate::flags::SandboxFlags;
-use crate::kernel::KernelSupport;
 use crate::lifetime::{self, Exit, ProgramImage, StartFailure, Stdio};
 use crate::private_tmp::PrivateTmp;
 use crate::records::{self, Record, RecordLock, State, identity};
+use crate::sandbox::kernel::KernelSupport;
 use crate::sandbox::{Refusal, Sandbox, SandboxRequest};
 
 /// Options of the internal `supervise` verb.

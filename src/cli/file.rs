@@ -17,8 +17,7 @@ it takes the sandbox's grants from the launcher; run alone (tests, benchmarks), 
 with --read DIR and --write DIR.
 ";
 
-/// The variable `lnk sandbox run --tool file` passes the sandbox's flags in (a JSON array).
-pub const FLAGS_VAR: &str = "LNK_SANDBOX_FLAGS";
+use crate::file_tool::FLAGS_VAR;
 
 pub fn main(args: &[String]) -> Result<u8, UsageError> {
     let parsed = args::parse(args, &["--files-dir", "--read", "--write"], &[])?;

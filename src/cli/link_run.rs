@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use super::args::{self, ParsedArgs, UsageError};
-use crate::background::{self, Agent, Failure, Reason, StartRequest, bridge, supervise};
+use crate::background::{self, Agent, Failure, Reason, StartRequest, bridge, supervise, sweep};
 use crate::flags::{FLAG_NAMES, SandboxFlags};
 use crate::json;
-use crate::records::{ReadError, Record, sweep};
+use crate::records::{ReadError, Record};
 use crate::sandbox_file::{self, HOPS, SandboxFile, Tool};
 
 pub const USAGE: &str = "\

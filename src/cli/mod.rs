@@ -23,7 +23,6 @@ macro_rules! out {
 
 pub mod args;
 mod file;
-pub use file::FLAGS_VAR as FILE_FLAGS_VAR;
 pub mod link_run;
 mod run;
 mod sandbox;

@@ -7,9 +7,9 @@ use super::args::{self, UsageError};
 use crate::exit;
 use crate::flags::SandboxFlags;
 use crate::json;
-use crate::kernel::KernelSupport;
 use crate::paths;
 use crate::program_path;
+use crate::sandbox::kernel::KernelSupport;
 use crate::sandbox_file::{self, Commands, EMBEDDED_DEFAULT_NAME, SandboxFile, Tool};
 
 pub const USAGE: &str = "\
@@ -323,7 +323,7 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
         return Err(UsageError(format!("unexpected argument `{}`", extra.escape_debug())));
     }
     if parsed.switch("--apparmor-profile") {
-        out!("{}", crate::kernel::APPARMOR_PROFILE);
+        out!("{}", crate::user_namespaces::APPARMOR_PROFILE);
         return Ok(0);
     }
     let k = KernelSupport::probe();
@@ -363,7 +363,10 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
             .raw("pidfd_error", &opt(&k.pidfd))
             .bool("openat2", k.openat2.is_ok())
             .raw("openat2_error", &opt(&k.openat2))
-            .bool("apparmor_restricts_user_namespaces", crate::kernel::apparmor_restricts_user_namespaces())
+            .bool(
+                "apparmor_restricts_user_namespaces",
+                crate::user_namespaces::apparmor_restricts_user_namespaces(),
+            )
             .str("mode", k.world.0.name())
             .raw("mode_reason", &k.world.1.as_deref().map_or("null".to_owned(), json::string))
             .raw(

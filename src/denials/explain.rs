@@ -284,7 +284,7 @@ fn hosts_own(path: &Path) -> Option<String> {
 /// lnk that runs (a program could replace lnk itself, and the next call would run its code
 /// unconfined).
 fn unsafe_to_write(grant: &Path) -> bool {
-    let system = crate::sandbox::SYSTEM_READ.iter().chain(crate::program_path::SYSTEM_PATH);
+    let system = crate::program_path::SYSTEM_READ.iter().chain(crate::program_path::SYSTEM_PATH);
     let mut places: Vec<PathBuf> = system.map(PathBuf::from).collect();
     if let Some(folder) =
         std::fs::read_link("/proc/self/exe").ok().and_then(|e| e.parent().map(Path::to_owned))
@@ -346,7 +346,7 @@ fn explain_run(
             denial(Access::Run, Cause::NotListed, why, fix)
         }
         // Under ["*"], programs run from the system's folders and the write grants.
-        Commands::Any if grants_write(path, scene) || under(path, crate::sandbox::SYSTEM_EXEC) => None,
+        Commands::Any if grants_write(path, scene) || under(path, crate::program_path::SYSTEM_EXEC) => None,
         Commands::Any => denial(
             Access::Run,
             Cause::OutsideGrants,
@@ -404,7 +404,7 @@ fn grants_read(path: &Path, scene: &Scene<'_>) -> bool {
     if flags.read.iter().chain(&flags.write).any(|g| path.starts_with(g)) || grants_write(path, scene) {
         return true;
     }
-    if !under(path, crate::sandbox::SYSTEM_READ) {
+    if !under(path, crate::program_path::SYSTEM_READ) {
         return false;
     }
     let in_program_folder =

@@ -43,6 +43,10 @@ use std::path::{Path, PathBuf};
 use crate::json::{self, parse::Value};
 use roots::Roots;
 
+/// The variable `lnk sandbox run --tool file` passes the sandbox's flags in (a JSON array),
+/// which `lnk file` reads: the session's grants are the sandbox's.
+pub const FLAGS_VAR: &str = "LNK_SANDBOX_FLAGS";
+
 /// The longest request line: a write's content must fit.
 pub const MAX_LINE: usize = 16 << 20;
 

@@ -38,7 +38,7 @@ pub struct Grants {
     pub never_granted: crate::protected::Secrets,
     /// The call's loopback, where held connects go and the program's servers listen (see
     /// [`super::loopback`]); none where the program may make no socket.
-    pub connects: Option<std::sync::Arc<super::loopback::Loopback>>,
+    pub connects: Option<std::sync::Arc<crate::proxy::loopback::Loopback>>,
     /// The call's own `/dev/shm` (see [`super::shm`]).
     pub shm: super::shm::ShmFolder,
 }

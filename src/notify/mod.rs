@@ -1,7 +1,7 @@
 //! Held system calls (seccomp user notification): in the Landlock-only mode, the helper
 //! performs the program's metadata calls (`chmod`, `chown`, `utimensat`, the xattr calls and
 //! their siblings) beneath the write grants, and refuses them elsewhere; it makes the program's
-//! TCP connections and listeners on the call's own loopback ([`sockets`], [`loopback`]): to the
+//! TCP connections and listeners on the call's own loopback ([`sockets`], [`crate::proxy::loopback`]): to the
 //! call's proxy with `[internet]`, and to the program's own servers; and it notes
 //! the leader of each session or group the program makes (`setsid`, `setpgid`), which then goes
 //! on into the kernel, so that the call's end ends those groups too (see [`crate::lifetime`]).
@@ -31,7 +31,6 @@
 //! What it costs: a socket pair and one message per launch; a held call costs two context
 //! switches and a few system calls of the helper's.
 
-pub mod loopback;
 pub mod memory;
 pub mod metadata;
 pub mod request;
@@ -172,7 +171,7 @@ impl Notifier {
     pub fn refusals(&self) -> Vec<crate::denials::Denial> {
         let mut all = self.refusals.clone();
         if let Some(loopback) = self.grants.connects.as_ref().filter(|l| !l.has_routes()) {
-            all.extend(crate::proxy::lock(&loopback.log()).denials());
+            all.extend(crate::proxy::log::lock(&loopback.log()).denials());
         }
         all
     }
@@ -192,8 +191,8 @@ impl Notifier {
         self.more_groups
     }
 
-    /// The listeners made for the program's servers (see [`loopback::Loopback::made`]).
-    pub fn servers(&self) -> Vec<loopback::Server> {
+    /// The listeners made for the program's servers (see [`crate::proxy::loopback::Loopback::made`]).
+    pub fn servers(&self) -> Vec<crate::proxy::loopback::Server> {
         self.grants.connects.as_ref().map(|l| l.made()).unwrap_or_default()
     }
 
@@ -257,7 +256,7 @@ impl Notifier {
         // too, and the call goes on into the kernel. Its arguments are numbers in registers,
         // nothing the program could change after they were read.
         if let Ok(request::Call::Session(call)) = request::decode_call(i64::from(held.nr), held.args) {
-            if held.arch == crate::sandbox::bpf::AUDIT_ARCH {
+            if held.arch == crate::sys::AUDIT_ARCH {
                 self.note_group(&held, call);
                 let _ = crate::sys::seccomp_notif_continue(listener.as_fd(), held.id);
             } else {
@@ -342,7 +341,7 @@ fn perform(
     held: &Held,
     refused: &mut Option<crate::denials::Denial>,
 ) -> Result<Reply, Errno> {
-    if held.arch != crate::sandbox::bpf::AUDIT_ARCH {
+    if held.arch != crate::sys::AUDIT_ARCH {
         return Err(Errno::NOSYS);
     }
     let call = request::decode_call(i64::from(held.nr), held.args)?;

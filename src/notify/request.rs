@@ -182,7 +182,7 @@ pub fn decode(nr: i64, args: [u64; 6]) -> Result<Request, Errno> {
         n if n == libc::SYS_fchmodat => {
             (Op::Chmod { mode: args[2] as u32 }, path(at(0), args[1], 0, 0, true)?)
         }
-        n if n == crate::sandbox::seccomp::SYS_FCHMODAT2 => {
+        n if n == crate::sys::SYS_FCHMODAT2 => {
             let allowed = AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH;
             (Op::Chmod { mode: args[2] as u32 }, path(at(0), args[1], args[3] as u32, allowed, true)?)
         }

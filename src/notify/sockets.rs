@@ -39,9 +39,9 @@ use rustix::io::Errno;
 use rustix::net::AddressFamily;
 
 use super::Reply;
-use super::loopback::{Loopback, may_listen_on};
 use super::memory::Memory;
 use super::request::{Address, SocketCall};
+use crate::proxy::loopback::{Loopback, may_listen_on};
 
 /// `sizeof(struct sockaddr_storage)`: the longest address the kernel takes.
 const SOCKADDR_MAX: i32 = 128;

@@ -4,7 +4,7 @@
 //! There the program shares the host's network, and Landlock's TCP rules are by port only: a
 //! program allowed the proxy's port could reach that port on any host. So the program never
 //! makes a connection itself: seccomp holds every `connect` ([`crate::notify`]), and the helper
-//! makes it on the call's loopback ([`crate::notify::loopback`]), where this module puts the
+//! makes it on the call's loopback ([`crate::proxy::loopback`]), where this module puts the
 //! proxy's listener and one per listed `tcp` address, each on a free port of the host's loopback:
 //!
 //! ```text
@@ -16,7 +16,7 @@
 //! The program sees the same addresses as in the own world (`HTTP_PROXY=http://127.0.0.1:3128`,
 //! each `tcp` address as itself), so a harness need not know which mode ran. A `tcp` endpoint
 //! given by name is refused here: showing the program a hosts file needs a mount namespace.
-//! The proxy serves only connections the helper made (see [`crate::notify::loopback`]: each is
+//! The proxy serves only connections the helper made (see [`crate::proxy::loopback`]: each is
 //! admitted by its own address once made).
 //!
 //! The rest of the held mode's network (see [`crate::sandbox::seccomp::Network::Held`]): only
@@ -35,7 +35,7 @@ use rustix::net::{AddressFamily, SocketFlags, SocketType};
 
 use super::door::{Listener, PROXY_PORT};
 use crate::flags::InternetFlags;
-use crate::notify::loopback::{Loopback, canonical, local_address};
+use crate::proxy::loopback::{Loopback, canonical, local_address};
 use crate::sandbox_file::TcpHost;
 
 /// The listeners, made before the fork, and the call's loopback the held connects follow.

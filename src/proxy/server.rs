@@ -32,7 +32,7 @@ use super::policy::{self, RateLimit, Refused};
 use super::request::{self, Body, Malformed, ProxyRequest};
 use super::{Log, ResolveOverride};
 use crate::flags::InternetFlags;
-use crate::notify::loopback::{ADMISSION_WAIT, Loopback};
+use crate::proxy::loopback::{ADMISSION_WAIT, Loopback};
 
 /// The longest request head (request line and headers) the proxy reads.
 const MAX_HEAD: usize = 64 * 1024;

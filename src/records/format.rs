@@ -138,7 +138,7 @@ pub struct Record {
     pub group: Option<GroupIdentity>,
     /// The leaders of the groups the command made of its own (the Landlock-only mode's held
     /// `setsid` and `setpgid`), at most [`crate::procfs::MAX_LEADERS`], on the boot and in the pid namespace of
-    /// `group`: the sweep ends each one it can prove (see `records::sweep`).
+    /// `group`: the sweep ends each one it can prove (see `background::sweep`).
     pub groups: Vec<crate::procfs::Process>,
     /// The command made more groups than `groups` holds.
     pub more_groups: bool,

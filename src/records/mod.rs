@@ -24,7 +24,6 @@
 pub mod format;
 pub mod identity;
 pub mod owner;
-pub mod sweep;
 
 use std::io::Write as _;
 use std::os::fd::{AsFd, OwnedFd};

@@ -283,15 +283,9 @@ fn arg_low_word(i: u8) -> u32 {
     if cfg!(target_endian = "little") { start } else { start + 4 }
 }
 
-/// One classic BPF instruction, laid out as the kernel's `struct sock_filter`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Instruction {
-    pub code: u16,
-    pub jt: u8,
-    pub jf: u8,
-    pub k: u32,
-}
+/// One classic BPF instruction: the kernel's `struct sock_filter`, defined beside the call that
+/// installs a program of them.
+pub use crate::sys::Instruction;
 
 impl Instruction {
     fn load(offset: u32) -> Instruction {
@@ -326,14 +320,7 @@ const SECCOMP_DATA_NR: u32 = 0;
 const SECCOMP_DATA_ARCH: u32 = 4;
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
-/// `AUDIT_ARCH_*` of the architecture lnk was built for: a call made through another table
-/// (`int 0x80` on x86_64) is killed.
-#[cfg(target_arch = "x86_64")]
-pub const AUDIT_ARCH: u32 = 0xc000_003e;
-#[cfg(target_arch = "aarch64")]
-pub const AUDIT_ARCH: u32 = 0xc000_00b7;
-#[cfg(target_arch = "riscv64")]
-pub const AUDIT_ARCH: u32 = 0xc000_00f3;
+pub use crate::sys::AUDIT_ARCH;
 
 #[cfg(test)]
 pub(crate) mod tests {

@@ -35,7 +35,9 @@ pub mod capabilities;
 pub mod elf;
 pub mod grants;
 pub mod holes;
+pub mod kernel;
 pub mod mounts;
+pub mod no_symlinks;
 #[cfg(test)]
 mod oracle;
 pub mod parts;
@@ -57,14 +59,15 @@ use landlock::{
 };
 
 use crate::flags::{InternetFlags, SandboxFlags};
-use crate::kernel::{KernelSupport, landlock_abi};
 use crate::paths::overlaps;
+use crate::program_path::{SYSTEM_EXEC, SYSTEM_READ};
 use crate::proxy::NetworkDoor;
 use crate::proxy::door::Door;
 use crate::proxy::host_door::HostDoor;
 use crate::sandbox_file::{Commands, Tool};
 use grants::{ExecFiles, GrantError};
 use holes::Hole;
+use kernel::{KernelSupport, landlock_abi};
 use rules::{Kind, add, add_around, borrowed, grant_system, program_home};
 use world::{World, WorldMode};
 
@@ -72,10 +75,6 @@ use world::{World, WorldMode};
 pub const REQUIRED_LANDLOCK_ABI: u32 = landlock_abi::SCOPES;
 const PINNED_ABI: ABI = ABI::V6;
 
-/// Folders every program may read, as it needs them to start (loader, libraries, locale,
-/// certificates). Symlinked ones (`/bin` → `usr/bin`) are skipped: their target is in the list.
-pub(crate) const SYSTEM_READ: &[&str] =
-    &["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc"];
 /// What of `/proc` a program may read: system-wide figures only. No `/proc/<pid>` folder, not
 /// even the program's own: Landlock's ptrace check lets a sandboxed process read another
 /// same-user process's `environ`, `maps` and `cmdline` (only `mem` is refused), and the
@@ -90,8 +89,6 @@ const PROC_READ: &[&str] = &[
     "/proc/filesystems",
     "/proc/sys",
 ];
-/// Where `commands = ["*"]` may execute: the system PATH and the libraries beside it.
-pub(crate) const SYSTEM_EXEC: &[&str] = &["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin"];
 /// Device files any program may open for reading and writing.
 const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
 
@@ -682,7 +679,7 @@ fn notify_plan(
     // program's own servers in any case.
     let connects = match door {
         Some(NetworkDoor::Held(door)) => door.loopback(),
-        _ => std::sync::Arc::new(crate::notify::loopback::Loopback::new(Vec::new())),
+        _ => std::sync::Arc::new(crate::proxy::loopback::Loopback::new(Vec::new())),
     };
     // Found only if a held call is refused (see `Secrets`): nothing of it on the launch.
     let never_granted = crate::protected::Secrets {

@@ -22,7 +22,7 @@
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
-use super::grants::open_no_symlinks;
+use super::no_symlinks::open_no_symlinks;
 
 /// Folders (relative to the prefix; a `*` is any one folder name) and programs (found on the
 /// system PATH) that are `name`'s own parts.

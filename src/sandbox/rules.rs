@@ -65,7 +65,7 @@ pub(super) fn holes(req: &SandboxRequest<'_>, extra_protected: &[PathBuf]) -> Re
     let candidates = crate::protected::call_holes(deny, req.home, &grants, &protected, as_root);
     let everywhere = || crate::protected::beyond_grants(req.home, &grants, &protected, as_root);
     let mut roots: Vec<&Path> = grants.iter().map(|g| g.as_path()).collect();
-    roots.extend(super::SYSTEM_READ.iter().map(Path::new));
+    roots.extend(crate::program_path::SYSTEM_READ.iter().map(Path::new));
     let writable: Vec<&Path> = req.flags.write.iter().map(PathBuf::as_path).collect();
     let search = super::holes::Search {
         candidates: &candidates,

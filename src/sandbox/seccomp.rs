@@ -45,7 +45,7 @@
 //!   call's own, and its only way out the proxy's door. Without one (the Landlock-only mode):
 //!   TCP sockets only, each `connect`, `bind`, `listen` and `getsockname` held for the helper,
 //!   which makes connections (to the call's proxy with `[internet]`, or the program's own
-//!   servers) and listeners on the call's own loopback ([`crate::notify::loopback`]), so
+//!   servers) and listeners on the call's own loopback ([`crate::proxy::loopback`]), so
 //!   nothing binds on the host's network. Unix sockets stay refused in every case. `socketpair` is allowed for `AF_UNIX` stream and seqpacket sockets only, which can
 //!   never reach another socket (a datagram pair could `sendto` a host socket by path).
 //!
@@ -55,6 +55,7 @@
 //! `clone`, whose flags it can), and refuses the calls above with `EPERM`.
 
 use super::bpf::{Answer, Check, Entry, Instruction, Policy};
+use crate::sys::{SYS_FCHMODAT2, SYS_REMOVEXATTRAT, SYS_SETXATTRAT};
 
 const TIOCSTI: u32 = 0x5412;
 const MFD_NOEXEC_SEAL: u32 = 0x0008;
@@ -70,11 +71,6 @@ const CLONE_NAMESPACE_FLAGS: [u32; 7] = [
     libc::CLONE_NEWNET as u32,
 ];
 
-/// System calls newer than the `libc` crate's tables. Numbers from 424 on are the same on every
-/// architecture.
-pub(crate) const SYS_FCHMODAT2: libc::c_long = 452;
-const SYS_SETXATTRAT: libc::c_long = 463;
-const SYS_REMOVEXATTRAT: libc::c_long = 466;
 const SYS_OPEN_TREE_ATTR: libc::c_long = 467;
 const SYS_FILE_SETATTR: libc::c_long = 469;
 
@@ -277,7 +273,7 @@ pub enum Network {
     Namespace,
     /// `AF_INET`/`AF_INET6` TCP sockets on the host's network, each `connect`, `bind`,
     /// `listen` and `getsockname` held for the helper, which makes connections and listeners on
-    /// the call's own loopback (see [`crate::notify::loopback`]). Needs the filter's listener
+    /// the call's own loopback (see [`crate::proxy::loopback`]). Needs the filter's listener
     /// ([`Metadata::Notified`]).
     Held,
 }

@@ -74,7 +74,7 @@ impl Folders {
 /// walked in its place, as the kernel would. With `want_mount`, also finds the mount where it
 /// ends.
 pub fn walk(path: &Path, walked: &mut Folders, want_mount: bool) -> Result<Walk, String> {
-    let root = super::grants::root().map_err(|e| format!("cannot open /: {e}"))?;
+    let root = super::no_symlinks::root().map_err(|e| format!("cannot open /: {e}"))?;
     // Start from the deepest folder of `path` already walked, if any.
     let mut done = PathBuf::from("/");
     let mut current: Option<Rc<OwnedFd>> = None;

@@ -219,11 +219,13 @@ pub fn probe() -> (WorldMode, Option<String>) {
             }
         }
         Err(e) => {
-            let mut why =
-                format!("no user namespace with mounts: {}", crate::kernel::user_namespace_error(&e));
+            let mut why = format!(
+                "no user namespace with mounts: {}",
+                crate::user_namespaces::user_namespace_error(&e)
+            );
             let exe = std::fs::read_link("/proc/self/exe").ok();
-            if let Some(fix) = crate::kernel::apparmor_fix(
-                crate::kernel::apparmor_restricts_user_namespaces(),
+            if let Some(fix) = crate::user_namespaces::apparmor_fix(
+                crate::user_namespaces::apparmor_restricts_user_namespaces(),
                 exe.as_deref(),
             ) {
                 why = format!("{why}; {fix}");

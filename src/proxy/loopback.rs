@@ -3,7 +3,7 @@
 //!
 //! Without a network namespace the program shares the host's network, so it never makes a
 //! connection or a listening socket itself: its `connect`, `bind` and `listen` are held (see
-//! [`super::sockets`]) and the helper makes each socket, on a loopback
+//! [`crate::notify::sockets`]) and the helper makes each socket, on a loopback
 //! address of the call's own, chosen at random in `127.0.0.0/8` (never `127.0.0.1`'s /16), and
 //! puts it into the program's descriptor table.
 //!
@@ -23,7 +23,7 @@
 //! **Nothing of the host's is taken.** A listener on `P` itself, even on the call's own address,
 //! would stop any process of the host from listening on `0.0.0.0:P` (the person's own server on
 //! 8000) for as long as the call lasts; so each listens on a port of the kernel's choosing, and
-//! the program is told the address it asked for (`getsockname`, see [`super::sockets`]) while its
+//! the program is told the address it asked for (`getsockname`, see [`crate::notify::sockets`]) while its
 //! own connects to that address reach it. The helper's connecting sockets take the call's
 //! address with `IP_BIND_ADDRESS_NO_PORT`, so their ports are chosen by `connect`, unique for the
 //! connection alone, as any client's: a port `bind` chose would be withheld from every other
@@ -52,7 +52,7 @@ use std::time::{Duration, Instant};
 use rustix::io::Errno;
 use rustix::net::{AddressFamily, SocketFlags, SocketType};
 
-use crate::proxy::Log;
+use super::log::Log;
 
 /// How long the helper waits for its own connect to a listener on loopback (a listener whose
 /// queue strangers filled would otherwise hold the program's call, and the helper, forever).
@@ -318,7 +318,7 @@ impl Loopback {
 
     /// A server's address that is not the call's, named (see [`crate::denials::listen_refused`]).
     pub fn refuse_listen(&self, asked: SocketAddr) {
-        crate::proxy::lock(&self.log).refuse_listen(asked);
+        super::log::lock(&self.log).refuse_listen(asked);
     }
 
     /// A connect without a route, answered as a namespace with loopback only would: to the
@@ -337,7 +337,7 @@ impl Loopback {
                     "the server at {endpoint} is the host's, outside the call's own loopback; only a listed [internet] tcp endpoint reaches it"
                 );
                 let fix = crate::denials::Fix::tcp(endpoint);
-                crate::proxy::lock(&self.log).refuse_by_policy(
+                super::log::lock(&self.log).refuse_by_policy(
                     &address.to_string(),
                     asked.port(),
                     &why,
@@ -347,9 +347,9 @@ impl Loopback {
             return;
         }
         let why = "a direct connection: only the call's proxy (HTTP_PROXY) and the listed tcp addresses are reachable (a web request goes through the proxy)";
-        let fix = (!crate::proxy::policy::is_internal(ip))
+        let fix = (!super::policy::is_internal(ip))
             .then(|| crate::denials::Fix::tcp(SocketAddr::new(ip, asked.port()).to_string()));
-        crate::proxy::lock(&self.log).refuse_by_policy(&ip.to_string(), asked.port(), why, fix);
+        super::log::lock(&self.log).refuse_by_policy(&ip.to_string(), asked.port(), why, fix);
     }
 }
 
@@ -502,7 +502,7 @@ mod tests {
         // The program's own loopback is its business, as in a namespace of its own: not named.
         // Elsewhere named, with a fix, but none for an internal address.
         let log = lo.log();
-        let log = crate::proxy::lock(&log);
+        let log = crate::proxy::log::lock(&log);
         assert_eq!(log.refused, 2);
         assert_eq!((log.refusals[0].host.as_str(), log.refusals[0].port), ("192.0.2.1", 80));
         assert_eq!(log.refusals[0].fix, Some(crate::denials::Fix::tcp("192.0.2.1:80".into())));

@@ -14,15 +14,15 @@
 //! reported, and nothing is signalled.
 //!
 //! A record, lock or output file that is not the caller's (another owner, a hard link; see
-//! [`super::owner`]) is never acted on either, and not even moved aside: it is reported as
+//! [`crate::records::owner`]) is never acted on either, and not even moved aside: it is reported as
 //! skipped, with the reason, and left for a human.
 
 use std::path::Path;
 
-use super::format::{Record, State};
-use super::{KEEP_MS, ReadError, Records, identity, now_ms};
-use crate::background::bridge::{self, Told};
-use crate::background::output_file;
+use super::bridge::{self, Told};
+use super::output_file;
+use crate::records::format::{Record, State};
+use crate::records::{KEEP_MS, ReadError, Records, identity, now_ms};
 
 /// What the sweep did, for its report.
 #[derive(Debug, Default)]
