@@ -35,6 +35,7 @@
 //! | [`cli`] | the command lines, a thin layer over the above |
 
 pub mod background;
+pub mod bpf;
 pub mod cli;
 pub mod denials;
 pub mod diagnostic;
@@ -61,4 +62,5 @@ pub mod sandbox;
 pub mod sandbox_file;
 pub mod sock_diag;
 pub mod sys;
+pub mod thread_confinement;
 pub mod user_namespaces;

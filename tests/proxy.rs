@@ -1169,3 +1169,129 @@ fn each_connection_refusal_works_once_its_fix_is_applied() {
         }
     }
 }
+
+const CONFINED_POLICY: &str = r#"
+commands = ["curl", "python3"]
+[files]
+write = ["~/Link/Files"]
+[internet]
+hosts = ["allowed.test"]
+"#;
+
+#[test]
+fn the_proxys_threads_open_no_file_and_still_serve() {
+    if !world_available() {
+        return;
+    }
+    // A test build's fault point makes the thread that serves a connection try to open a file
+    // the person can read (/etc/passwd) before it reads the request, and log what it got.
+    for w in World::both("proxy-confined-open", CONFINED_POLICY) {
+        for as_root in [false, true] {
+            let inner = w.agent.command(RESOLVE, &["curl", "-fsS", "http://allowed.test/hello.txt"]);
+            let mut c = w.in_world(as_root);
+            c.env("LNK_FAULT", "proxy-thread-opens-a-file:fail")
+                .arg(inner.get_program())
+                .args(inner.get_args());
+            let r = Report::from(c.output().expect("unshare runs"));
+            assert_eq!(r.out(), "hello from allowed\n", "{}, as root {as_root}: served: {}", w.mode(), r.raw);
+            let tried: Vec<String> = refusals(&r)
+                .into_iter()
+                .map(|(_, _, why)| why)
+                .filter(|why| why.starts_with("fault point"))
+                .collect();
+            assert_eq!(tried.len(), 1, "{}: the fault point ran once: {}", w.mode(), r.raw);
+            assert!(
+                tried[0].ends_with("Operation not permitted (os error 1)"),
+                "{}, as root {as_root}: {tried:?}",
+                w.mode()
+            );
+        }
+    }
+}
+
+/// The threads of process `pid` and what `/proc` says of each: (tid, `Seccomp` mode, `NoNewPrivs`).
+fn threads_confinement(pid: u32) -> Vec<(u32, u32, u32)> {
+    let mut threads = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten() {
+        let Ok(status) = std::fs::read_to_string(task.path().join("status")) else { continue };
+        let field = |name: &str| {
+            status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse().ok()).unwrap_or(0)
+        };
+        let tid = task.file_name().to_string_lossy().parse().unwrap_or(0);
+        threads.push((tid, field("Seccomp:"), field("NoNewPrivs:")));
+    }
+    threads
+}
+
+/// The pid of the `lnk` that `parent` started.
+fn lnk_child_of(parent: u32) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
+        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+        let (comm, rest) = stat.split_once(") ")?;
+        let ppid: u32 = rest.split_whitespace().nth(1)?.parse().ok()?;
+        (ppid == parent && comm.ends_with("(lnk")).then_some(pid)
+    })
+}
+
+#[test]
+fn while_the_proxy_reads_a_request_its_threads_run_under_seccomp_and_the_helper_does_not() {
+    if !world_available() {
+        return;
+    }
+    // The program sends half a request and says so (a file in its write grant), then waits:
+    // while the proxy's thread waits for the rest, the test looks at the helper's threads.
+    let script = r#"
+import os, socket, sys, time
+proxy = os.environ["HTTP_PROXY"].rsplit(":", 1)
+s = socket.create_connection(("127.0.0.1", int(proxy[1])))
+s.sendall(b"GET http://allowed.test/hello.txt HTTP/1.1\r\n")
+open(sys.argv[1], "w").close()
+time.sleep(4)
+s.sendall(b"Host: allowed.test\r\nConnection: close\r\n\r\n")
+answer = b""
+while True:
+    more = s.recv(65536)
+    if not more:
+        break
+    answer += more
+print(answer.split(b"\r\n\r\n", 1)[1].decode(), end="")
+"#;
+    for w in World::both("proxy-confined-threads", CONFINED_POLICY) {
+        let marker = w.agent.home.join("Link/Files/half-sent");
+        let _ = std::fs::remove_file(&marker);
+        let inner = w.agent.command(RESOLVE, &["python3", "-c", script, marker.to_str().unwrap()]);
+        let mut c = w.in_world(false);
+        c.arg(inner.get_program())
+            .args(inner.get_args())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let child = c.spawn().expect("unshare runs");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !marker.exists() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let helper = lnk_child_of(child.id());
+        let threads = helper.map(threads_confinement).unwrap_or_default();
+        let r = Report::from(child.wait_with_output().unwrap());
+        assert!(marker.exists(), "{}: the program never sent its half request: {}", w.mode(), r.raw);
+        let helper = helper.unwrap_or_else(|| panic!("{}: no lnk under the world", w.mode()));
+        let confined: Vec<&(u32, u32, u32)> =
+            threads.iter().filter(|(_, seccomp, nnp)| *seccomp == 2 && *nnp == 1).collect();
+        // The accepting thread and the connection's, at least; the helper's own main thread
+        // (which forks, signals and reports) is not confined by them.
+        assert!(confined.len() >= 2, "{}: the proxy's threads under a filter: {threads:?}", w.mode());
+        assert!(
+            threads.iter().any(|(tid, seccomp, _)| *tid == helper && *seccomp == 0),
+            "{}: the helper's main thread: {threads:?}",
+            w.mode()
+        );
+        assert_eq!(
+            r.out(),
+            "hello from allowed\n",
+            "{}: the request, finished, was served: {}",
+            w.mode(),
+            r.raw
+        );
+    }
+}

@@ -229,8 +229,8 @@ pub fn forbid_exec() -> Result<(), String> {
 }
 
 /// The filter [`forbid_exec`] installs, built apart so a test can build it before forking.
-pub fn exec_filter() -> Vec<crate::sandbox::bpf::Instruction> {
-    use crate::sandbox::bpf::{Answer, Entry, Policy};
+pub fn exec_filter() -> Vec<crate::bpf::Instruction> {
+    use crate::bpf::{Answer, Entry, Policy};
     let mut policy = Policy::default();
     for nr in [libc::SYS_execve, libc::SYS_execveat] {
         policy.set(nr, Entry::Always(Answer::Errno(libc::EPERM as u16)));

@@ -17,14 +17,22 @@
 //! into that tunnel only. Every refusal, a malformed request's (400) included, is recorded in the
 //! [`Log`] for the report.
 //!
-//! What it trusts: the system resolver (`getaddrinfo`) for names not pinned with `--resolve`;
-//! its answers are checked, not trusted (an internal address is refused unless listed).
+//! Every thread that reads the program's bytes or the upstream's is confined first
+//! ([`crate::thread_confinement`]: no file by any path, no process, no signal, TCP/IP sockets
+//! only): the accepting threads confine themselves before their first `accept`, and the
+//! connections' threads they start inherit it. A thread that cannot be confined serves nothing.
+//!
+//! What it trusts: the system resolver (`getaddrinfo`) for names not pinned with `--resolve`,
+//! run in the [`Resolver`]'s threads, the only ones of the proxy that are not confined (the
+//! resolver reads files and may ask a local daemon); they are given a name the policy already
+//! allowed, never the program's bytes. Its answers are checked, not trusted (an internal address
+//! is refused unless listed).
 
 use std::io::{Read as _, Write as _};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream, ToSocketAddrs as _};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use super::door::Listener;
@@ -33,6 +41,7 @@ use super::request::{self, Body, Malformed, ProxyRequest};
 use super::{Log, ResolveOverride};
 use crate::flags::InternetFlags;
 use crate::proxy::loopback::{ADMISSION_WAIT, Loopback};
+use crate::thread_confinement::{self, RelayFilter};
 
 /// The longest request head (request line and headers) the proxy reads.
 const MAX_HEAD: usize = 64 * 1024;
@@ -48,6 +57,8 @@ const RELAY_BUFFER: usize = 64 * 1024;
 /// How long a read of a request's body waits before checking whether the upstream has answered
 /// and closed already (then the body is not waited for).
 const BODY_POLL: Duration = Duration::from_millis(250);
+/// How long a name may take to resolve.
+const RESOLVE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long, and how many bytes, the proxy reads and drops after answering (see [`linger`]).
 const LINGER: Duration = Duration::from_secs(2);
 const LINGER_BYTES: usize = 1024 * 1024;
@@ -61,6 +72,54 @@ struct Shared {
     /// On the host's loopback (the held door), the connections the helper made, which alone
     /// are served.
     admitted_by: Option<Arc<Loopback>>,
+    resolver: Resolver,
+}
+
+/// Names resolved outside the confined threads. glibc's resolver reads `/etc/hosts`,
+/// `/etc/resolv.conf` and `nsswitch.conf`, loads NSS modules and may ask a local daemon over a
+/// Unix socket: nothing a confined thread may do. One thread, started unconfined before any
+/// thread reads a byte of the program's, starts a short-lived thread per lookup (a slow name
+/// holds up no other) and hands the answer back.
+struct Resolver {
+    lookups: mpsc::Sender<Lookup>,
+}
+
+/// A name and port to resolve, and where the answer goes.
+struct Lookup {
+    name: String,
+    port: u16,
+    answer: mpsc::SyncSender<Result<Vec<IpAddr>, String>>,
+}
+
+impl Resolver {
+    fn start() -> std::io::Result<Resolver> {
+        let (lookups, asked) = mpsc::channel::<Lookup>();
+        std::thread::Builder::new().spawn(move || {
+            for lookup in asked {
+                let Lookup { name, port, answer } = lookup;
+                let failed = answer.clone();
+                let spawned = std::thread::Builder::new().spawn(move || {
+                    let found = (name.as_str(), port)
+                        .to_socket_addrs()
+                        .map(|found| found.map(|a| a.ip()).collect())
+                        .map_err(|e| format!("the name does not resolve: {e}"));
+                    let _ = answer.send(found);
+                });
+                if let Err(e) = spawned {
+                    let _ = failed.send(Err(format!("cannot resolve now: {e}")));
+                }
+            }
+        })?;
+        Ok(Resolver { lookups })
+    }
+
+    /// The addresses of `name`, from the system resolver, asked from a confined thread.
+    fn resolve(&self, name: &str, port: u16) -> Result<Vec<IpAddr>, String> {
+        let (answer, answered) = mpsc::sync_channel(1);
+        let lookup = Lookup { name: name.to_owned(), port, answer };
+        self.lookups.send(lookup).map_err(|_| "the proxy's resolver is gone".to_owned())?;
+        answered.recv_timeout(RESOLVE_TIMEOUT).map_err(|_| "the name took too long to resolve".to_owned())?
+    }
 }
 
 /// Starts one accepting thread per listening socket. The threads run until the process ends.
@@ -71,6 +130,14 @@ pub fn serve(
     log: Arc<Mutex<Log>>,
     admitted_by: Option<Arc<Loopback>>,
 ) {
+    let resolver = match Resolver::start() {
+        Ok(r) => r,
+        Err(e) => {
+            // No connection is served: less network than asked, never more.
+            super::lock(&log).refuse("", 0, &format!("cannot start the proxy's resolver: {e}"));
+            return;
+        }
+    };
     let shared = Arc::new(Shared {
         rate: Mutex::new(RateLimit::new(net.per_minute)),
         net,
@@ -78,11 +145,20 @@ pub fn serve(
         log,
         open: AtomicUsize::new(0),
         admitted_by,
+        resolver,
     });
+    let filter = RelayFilter::new();
     for (fd, kind) in listeners {
         let shared = Arc::clone(&shared);
         let log = Arc::clone(&shared.log);
-        if let Err(e) = std::thread::Builder::new().spawn(move || accept_loop(fd, kind, shared)) {
+        let filter = filter.clone();
+        let accepting = move || match thread_confinement::confine_this_thread(&filter) {
+            Ok(()) => accept_loop(fd, kind, shared),
+            // Nothing reads the program's bytes unconfined: its connects to this socket wait
+            // and fail, and the report says why.
+            Err(why) => super::lock(&shared.log).refuse("", 0, &format!("cannot confine the proxy: {why}")),
+        };
+        if let Err(e) = std::thread::Builder::new().spawn(accepting) {
             // Nothing serves that socket: the program's connects to it wait and fail, and the
             // report says why. Less network than asked, never more.
             super::lock(&log).refuse("", 0, &format!("cannot start the proxy: {e}"));
@@ -184,13 +260,23 @@ fn resolve(shared: &Shared, host: &str, port: u16) -> Result<Vec<IpAddr>, String
     if let Some(ip) = policy::parse_ip_literal(host) {
         return Ok(vec![ip]);
     }
-    let found =
-        (name.as_str(), port).to_socket_addrs().map_err(|e| format!("the name does not resolve: {e}"))?;
-    Ok(found.map(|a| a.ip()).collect())
+    shared.resolver.resolve(&name, port)
 }
 
 /// A client of the HTTP proxy: one request, then a tunnel (CONNECT) or one forwarded exchange.
 fn handle_proxy_client(mut client: TcpStream, shared: &Shared) {
+    // Test builds only: the thread tries to open a file before it reads the request, and the
+    // report says what it got (see tests/proxy_confinement.rs).
+    #[cfg(feature = "fault-points")]
+    if crate::fault::fails("proxy-thread-opens-a-file") {
+        let opened =
+            std::fs::File::open("/etc/passwd").map_or_else(|e| e.to_string(), |_| "opened".to_owned());
+        super::lock(&shared.log).refuse(
+            "",
+            0,
+            &format!("fault point: the proxy's thread opening /etc/passwd: {opened}"),
+        );
+    }
     let _ = client.set_read_timeout(Some(HEAD_TIMEOUT));
     let (head, rest) = match read_head(&mut client) {
         Ok(Some(h)) => h,

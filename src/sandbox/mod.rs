@@ -30,7 +30,6 @@
 //! it, no capabilities ([`capabilities`]), and the seccomp filter ([`seccomp`]), which refuses
 //! what the world would otherwise have answered when there is none.
 
-pub mod bpf;
 pub mod capabilities;
 pub mod elf;
 pub mod grants;
@@ -190,7 +189,7 @@ pub struct Sandbox {
     pub program_fd: Option<OwnedFd>,
     pub enforcement: Enforcement,
     ruleset: Option<RulesetCreated>,
-    filter: Vec<bpf::Instruction>,
+    filter: Vec<crate::bpf::Instruction>,
     /// What the call's tmp grants: also the own world's `/dev/shm`, granted in the child.
     tmp_rights: BitFlags<AccessFs>,
     /// In the own-world mode: the namespaces and the read-only view.

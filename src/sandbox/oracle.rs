@@ -1,9 +1,9 @@
-//! The independent oracle for lnk's BPF compiler ([`super::bpf`]): every policy lnk can install
+//! The independent oracle for lnk's BPF compiler ([`crate::bpf`]): every policy lnk can install
 //! is compiled by seccompiler as well, and the two programs must give the same answer for every
 //! system call number and every tested argument value.
 //!
 //! lnk's own tests check its compiler against the policy evaluated directly
-//! ([`super::bpf::Policy::decide`]), which shares the compiler's reading of the policy. A
+//! ([`crate::bpf::Policy::decide`]), which shares the compiler's reading of the policy. A
 //! reviewer should not have to trust that reading: seccompiler is a separate implementation
 //! (rust-vmm's, used by Firecracker) that knows nothing of lnk's search tree, its jump
 //! arithmetic or its low-word loads. It takes one filter per answer, so a policy becomes one
@@ -21,8 +21,8 @@ use seccompiler::{
     TargetArch,
 };
 
-use super::bpf::tests::{argument_values, rule_cases, run};
-use super::bpf::{AUDIT_ARCH, Answer, Check, Entry, Instruction, Policy};
+use crate::bpf::tests::{argument_values, rule_cases, run};
+use crate::bpf::{AUDIT_ARCH, Answer, Check, Entry, Instruction, Policy};
 
 #[cfg(target_arch = "x86_64")]
 const TARGET: TargetArch = TargetArch::x86_64;

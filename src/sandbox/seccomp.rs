@@ -49,12 +49,12 @@
 //!   nothing binds on the host's network. Unix sockets stay refused in every case. `socketpair` is allowed for `AF_UNIX` stream and seqpacket sockets only, which can
 //!   never reach another socket (a datagram pair could `sendto` a host socket by path).
 //!
-//! One filter is installed, compiled by [`super::bpf`]: it kills the process for a call made
+//! One filter is installed, compiled by [`crate::bpf`]: it kills the process for a call made
 //! through another architecture's table (`int 0x80`) or with the x32 bit set, answers `clone3`
 //! with `ENOSYS` (its flags are in memory, which a filter cannot read, so libc falls back to
 //! `clone`, whose flags it can), and refuses the calls above with `EPERM`.
 
-use super::bpf::{Answer, Check, Entry, Instruction, Policy};
+use crate::bpf::{Answer, Check, Entry, Instruction, Policy};
 use crate::sys::{SYS_FCHMODAT2, SYS_REMOVEXATTRAT, SYS_SETXATTRAT};
 
 const TIOCSTI: u32 = 0x5412;
@@ -671,7 +671,7 @@ mod tests {
     #[test]
     fn every_policy_compiles_to_what_it_says() {
         for policy in every_policy() {
-            crate::sandbox::bpf::tests::assert_compiles_faithfully(&rules(policy));
+            crate::bpf::tests::assert_compiles_faithfully(&rules(policy));
         }
     }
 
@@ -684,7 +684,7 @@ mod tests {
             openat2: false,
             sessions: Sessions::Refused,
         });
-        let arch = crate::sandbox::bpf::AUDIT_ARCH;
+        let arch = crate::bpf::AUDIT_ARCH;
         let call = |nr: libc::c_long, args: [u64; 6]| p.decide(arch, nr as u32, &args);
         let eperm = Answer::Errno(libc::EPERM as u16);
         assert_eq!(call(libc::SYS_ptrace, [0; 6]), eperm);

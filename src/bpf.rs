@@ -13,8 +13,9 @@
 //!     ret ALLOW | ret ERRNO(e) | checks on the low 32 bits of arguments, then ret
 //! ```
 //!
-//! Numbers that no entry names are allowed, so adjacent numbers with the same answer are one
-//! range. A conditional entry answers with the answer of the first of its rules that holds, each
+//! Numbers that no entry names are allowed (the program's filter: a list of what is refused)
+//! or refused (a helper thread's: a list of what is allowed, [`Policy::allowing_only`]), so
+//! adjacent numbers with the same answer are one range. A conditional entry answers with the answer of the first of its rules that holds, each
 //! rule being a conjunction of `(args[i] & mask) == value` or `!=` tests, and with its
 //! `otherwise` when none does. Its rules are ordered as the kernel ranks answers (an errno
 //! before a hold, a hold before allowing), so the first that holds is also the most restrictive
@@ -128,13 +129,27 @@ impl Entry {
     }
 }
 
-/// A whole filter: the architecture it is for and an entry per listed system call.
-#[derive(Debug, Clone, Default)]
+/// A whole filter: the architecture it is for, an entry per listed system call, and the answer
+/// for every number not listed.
+#[derive(Debug, Clone)]
 pub struct Policy {
     entries: BTreeMap<u32, Entry>,
+    unlisted: Answer,
+}
+
+impl Default for Policy {
+    /// A policy of what is refused: numbers not listed are allowed.
+    fn default() -> Policy {
+        Policy { entries: BTreeMap::new(), unlisted: Answer::Allow }
+    }
 }
 
 impl Policy {
+    /// A policy of what is allowed: numbers not listed get `refusal`.
+    pub fn allowing_only(refusal: Answer) -> Policy {
+        Policy { entries: BTreeMap::new(), unlisted: refusal }
+    }
+
     /// Sets `nr`'s entry, replacing any earlier one.
     pub fn set(&mut self, nr: libc::c_long, entry: Entry) {
         let nr = u32::try_from(nr).expect("system call numbers are small and positive");
@@ -147,7 +162,7 @@ impl Policy {
             return Answer::KillProcess;
         }
         match self.entries.get(&nr) {
-            None => Answer::Allow,
+            None => self.unlisted,
             Some(Entry::Always(answer)) => *answer,
             Some(Entry::When { rules, otherwise }) => {
                 rules.iter().find(|rule| rule.holds(args)).map_or(*otherwise, |rule| rule.answer)
@@ -173,12 +188,12 @@ impl Policy {
             code.push(Instruction::jump(BPF_JSET, X32_SYSCALL_BIT, 0, 1));
             code.push(Instruction::ret(crate::sys::SECCOMP_RET_KILL_PROCESS));
         }
-        search(&self.ranges(), &mut code);
+        search(&self.ranges(), self.unlisted, &mut code);
         code
     }
 
     /// The number line cut into ranges `[start, next start)` with one entry each (`None`:
-    /// allowed). Adjacent numbers with the same unconditional answer share a range.
+    /// not listed). Adjacent numbers with the same unconditional answer share a range.
     fn ranges(&self) -> Vec<(u32, Option<&Entry>)> {
         fn push<'a>(ranges: &mut Vec<(u32, Option<&'a Entry>)>, start: u32, entry: Option<&'a Entry>) {
             let merges = match (ranges.last(), entry) {
@@ -212,14 +227,14 @@ impl Policy {
 /// the left half is longer (near the root only) the split jumps over a long jump (`ja`) instead.
 /// Every instruction saved here is one the kernel verifies and JIT-compiles at every launch:
 /// installing the filter was ~0.15 ms of a launch.
-fn search(ranges: &[(u32, Option<&Entry>)], code: &mut Vec<Instruction>) {
+fn search(ranges: &[(u32, Option<&Entry>)], unlisted: Answer, code: &mut Vec<Instruction>) {
     if let [(_, entry)] = ranges {
-        leaf(*entry, code);
+        leaf(*entry, unlisted, code);
         return;
     }
     let (left, right) = ranges.split_at(ranges.len() / 2);
     let mut left_code = Vec::new();
-    search(left, &mut left_code);
+    search(left, unlisted, &mut left_code);
     match u8::try_from(left_code.len()) {
         Ok(skip) => code.push(Instruction::jump(BPF_JGE, right[0].0, skip, 0)),
         Err(_) => {
@@ -229,14 +244,14 @@ fn search(ranges: &[(u32, Option<&Entry>)], code: &mut Vec<Instruction>) {
         }
     }
     code.extend(left_code);
-    search(right, code);
+    search(right, unlisted, code);
 }
 
 /// The code for one range's answer. Checks load arguments into `A`, which is fine: nothing
 /// after a leaf looks at the number again.
-fn leaf(entry: Option<&Entry>, code: &mut Vec<Instruction>) {
+fn leaf(entry: Option<&Entry>, unlisted: Answer, code: &mut Vec<Instruction>) {
     let (rules, otherwise) = match entry {
-        None => return code.push(Instruction::ret(SECCOMP_RET_ALLOW)),
+        None => return code.push(Instruction::ret(unlisted.ret_value())),
         Some(Entry::Always(answer)) => return code.push(Instruction::ret(answer.ret_value())),
         Some(Entry::When { rules, otherwise }) => (rules, otherwise),
     };

@@ -1,0 +1,205 @@
+//! The helper's own threads that read the program's bytes, confined before they read one.
+//!
+//! The call's proxy parses what the program sends (a request line, headers, a body's framing)
+//! and what the upstream answers. Those threads run in the helper, with every right of the
+//! person who called lnk: a bug in that parsing would be a bug outside the sandbox. So each such
+//! thread confines itself first, and the threads it starts inherit the same (Landlock and
+//! seccomp apply to a thread and what it clones, not to the rest of the process):
+//!
+//! - **Landlock**, handling every file right with no rule, and both scopes: no file can be
+//!   opened, read, written, made, removed or executed by any path (a descriptor the thread
+//!   already holds stays usable); no signal leaves the thread's domain; no abstract Unix socket
+//!   is reached.
+//! - **seccomp**, allowing only what a relay of TCP sockets needs ([`relay_policy`]): reads and
+//!   writes, TCP/IP sockets (`socket` for `AF_INET` and `AF_INET6` only), `connect`, `accept4`,
+//!   socket options, waits, memory, futexes, time, and threads (`clone` with `CLONE_THREAD`
+//!   only; `clone3`, whose flags a filter cannot read, answers `ENOSYS`, so glibc falls back to
+//!   `clone`). Every other call answers `EPERM`: no `open`, no `execve`, no `ptrace`, no
+//!   `kill`, no Unix or netlink socket, no `bind`.
+//!
+//! What it cannot take from such a thread: the network. A relay must connect out, so a thread
+//! taken over could connect where the proxy's policy would not; it could not read a file to
+//! send, start a program, or touch another process. Names are resolved outside these threads
+//! (the system resolver reads files and may ask a local daemon over a Unix socket): see
+//! `proxy::server`'s resolver.
+//!
+//! What it trusts: the kernel, and lnk's BPF compiler ([`crate::bpf`], tested against an
+//! independent oracle).
+
+use landlock::{ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetStatus, Scope};
+
+use crate::bpf::{Answer, Check, Entry, Instruction, Policy};
+
+/// The Landlock ABI the confinement is written for (6: file rights and both scopes), as the
+/// program's sandbox requires it.
+const ABI_PINNED: ABI = ABI::V6;
+
+/// `ioctl`s a relay makes: `FIONBIO` (std's `set_nonblocking`, for a connect with a timeout)
+/// and `FIOCLEX`.
+const RELAY_IOCTLS: [u32; 2] = [0x5421, 0x5451];
+
+/// A compiled filter for relay threads: made once, installed by each thread that confines
+/// itself.
+#[derive(Debug, Clone)]
+pub struct RelayFilter(Vec<Instruction>);
+
+impl RelayFilter {
+    pub fn new() -> RelayFilter {
+        RelayFilter(relay_policy().compile())
+    }
+}
+
+impl Default for RelayFilter {
+    fn default() -> RelayFilter {
+        RelayFilter::new()
+    }
+}
+
+/// Confines the calling thread, and every thread it starts from now on, to relaying TCP
+/// sockets (see the module's documentation). Fails, changing nothing that matters, when the
+/// kernel cannot: the caller then must not read the program's bytes in this thread.
+pub fn confine_this_thread(filter: &RelayFilter) -> Result<(), String> {
+    let status = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(ABI_PINNED))
+        .and_then(|r| r.scope(Scope::from_all(ABI_PINNED)))
+        .and_then(|r| r.create())
+        .and_then(|r| r.restrict_self())
+        .map_err(|e| format!("Landlock for the thread: {e}"))?;
+    if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {
+        return Err("Landlock for the thread: not fully enforced".to_owned());
+    }
+    crate::sys::install_seccomp_filter(&filter.0).map_err(|e| format!("seccomp for the thread: {e}"))
+}
+
+/// What a relay thread may call; everything else answers `EPERM`.
+pub fn relay_policy() -> Policy {
+    let eperm = Answer::Errno(libc::EPERM as u16);
+    let mut policy = Policy::allowing_only(eperm);
+    let mut allowed = vec![
+        // Bytes, and the sockets they go through.
+        libc::SYS_read,
+        libc::SYS_write,
+        libc::SYS_readv,
+        libc::SYS_writev,
+        libc::SYS_recvfrom,
+        libc::SYS_sendto,
+        libc::SYS_recvmsg,
+        libc::SYS_sendmsg,
+        libc::SYS_close,
+        libc::SYS_shutdown,
+        libc::SYS_connect,
+        libc::SYS_accept4,
+        libc::SYS_setsockopt,
+        libc::SYS_getsockopt,
+        libc::SYS_getsockname,
+        libc::SYS_getpeername,
+        libc::SYS_fcntl,
+        libc::SYS_ppoll,
+        // Memory, locks, time.
+        libc::SYS_mmap,
+        libc::SYS_munmap,
+        libc::SYS_mprotect,
+        libc::SYS_madvise,
+        libc::SYS_mremap,
+        libc::SYS_brk,
+        libc::SYS_futex,
+        libc::SYS_getrandom,
+        libc::SYS_clock_gettime,
+        libc::SYS_clock_nanosleep,
+        libc::SYS_nanosleep,
+        libc::SYS_sched_yield,
+        // A thread's start and end (glibc's and std's: robust futexes, rseq, the signal mask,
+        // the stack-overflow handler's alternate stack).
+        libc::SYS_set_robust_list,
+        libc::SYS_rseq,
+        libc::SYS_rt_sigprocmask,
+        libc::SYS_sigaltstack,
+        libc::SYS_gettid,
+        libc::SYS_getpid,
+        libc::SYS_restart_syscall,
+        libc::SYS_rt_sigreturn,
+        libc::SYS_exit,
+        libc::SYS_exit_group,
+    ];
+    #[cfg(target_arch = "x86_64")]
+    allowed.extend([libc::SYS_poll]);
+    for nr in allowed {
+        policy.set(nr, Entry::Always(Answer::Allow));
+    }
+    let family = |f: i32| vec![Check::eq(0, f as u32)];
+    policy.set(
+        libc::SYS_socket,
+        Entry::when(vec![family(libc::AF_INET), family(libc::AF_INET6)], Answer::Allow, eperm),
+    );
+    let thread = libc::CLONE_THREAD as u32;
+    policy.set(
+        libc::SYS_clone,
+        Entry::when(vec![vec![Check::masked_eq(0, thread, thread)]], Answer::Allow, eperm),
+    );
+    policy.set(libc::SYS_clone3, Entry::Always(Answer::Errno(libc::ENOSYS as u16)));
+    let ioctls = RELAY_IOCTLS.iter().map(|request| vec![Check::eq(1, *request)]).collect();
+    policy.set(libc::SYS_ioctl, Entry::when(ioctls, Answer::Allow, eperm));
+    policy
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bpf::tests::assert_compiles_faithfully;
+
+    #[test]
+    fn the_relay_policy_compiles_faithfully_and_refuses_what_a_relay_never_needs() {
+        let policy = relay_policy();
+        assert_compiles_faithfully(&policy);
+        let arch = crate::bpf::AUDIT_ARCH;
+        let nr = |n: libc::c_long| n as u32;
+        let eperm = Answer::Errno(libc::EPERM as u16);
+        for refused in [
+            libc::SYS_openat,
+            libc::SYS_execve,
+            libc::SYS_ptrace,
+            libc::SYS_kill,
+            libc::SYS_bind,
+            libc::SYS_unlinkat,
+        ] {
+            assert_eq!(policy.decide(arch, nr(refused), &[0; 6]), eperm, "{refused}");
+        }
+        let socket = |family: i32| policy.decide(arch, nr(libc::SYS_socket), &[family as u64, 1, 0, 0, 0, 0]);
+        assert_eq!((socket(libc::AF_INET), socket(libc::AF_INET6)), (Answer::Allow, Answer::Allow));
+        assert_eq!((socket(libc::AF_UNIX), socket(libc::AF_NETLINK)), (eperm, eperm));
+        let clone = |flags: i32| policy.decide(arch, nr(libc::SYS_clone), &[flags as u64, 0, 0, 0, 0, 0]);
+        assert_eq!(clone(libc::CLONE_THREAD | libc::CLONE_VM), Answer::Allow);
+        assert_eq!(clone(libc::SIGCHLD), eperm, "a new process");
+        assert_eq!(policy.decide(arch, nr(libc::SYS_read), &[0; 6]), Answer::Allow);
+        assert_eq!(policy.decide(arch, nr(libc::SYS_clone3), &[0; 6]), Answer::Errno(libc::ENOSYS as u16));
+        assert_eq!(policy.decide(arch, 1000, &[0; 6]), eperm, "a number no entry names");
+    }
+
+    #[test]
+    fn a_confined_thread_opens_nothing_and_starts_no_process_while_the_others_can() {
+        let filter = RelayFilter::new();
+        let confined = std::thread::spawn(move || {
+            confine_this_thread(&filter).unwrap();
+            let opened = std::fs::File::open("/etc/passwd").map(drop).map_err(|e| e.raw_os_error());
+            let spawned =
+                std::process::Command::new("/bin/true").status().map(drop).map_err(|e| e.raw_os_error());
+            // A thread it starts is as confined.
+            let child = std::thread::spawn(|| {
+                std::fs::File::open("/etc/passwd").map(drop).map_err(|e| e.raw_os_error())
+            })
+            .join()
+            .unwrap();
+            let socket = std::net::TcpListener::bind("127.0.0.1:0").map(drop).map_err(|e| e.raw_os_error());
+            (opened, spawned, child, socket)
+        })
+        .join()
+        .unwrap();
+        assert_eq!(confined.0, Err(Some(libc::EPERM)), "open");
+        assert!(confined.1.is_err(), "a process started: {:?}", confined.1);
+        assert_eq!(confined.2, Err(Some(libc::EPERM)), "open from a thread it started");
+        assert_eq!(confined.3, Err(Some(libc::EPERM)), "bind");
+        // The rest of the process is untouched.
+        assert!(std::fs::File::open("/etc/passwd").is_ok());
+    }
+}
