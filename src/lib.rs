@@ -29,7 +29,7 @@
 //! | [`file_tool`] | `lnk file`: the file session's operations, through descriptors |
 //! | [`background`] | `lnk-link-run`: start, the supervisor, stop, the bridge, output files |
 //! | [`records`] | records, their locks, the proof a group is still the command's, the sweep |
-//! | [`sys`] | the raw system calls no safe wrapper covers (the kernel-facing `unsafe`; elsewhere only `pre_exec` hooks and adopting inherited descriptors) |
+//! | [`sys`] | the raw system calls no safe wrapper covers: every `unsafe` of the crate outside its tests, each with why it is sound |
 //! | [`json`] | the JSON the harness reads |
 //! | [`exit`] | the exit codes, for the core and the command line alike |
 //! | [`cli`] | the command lines, a thin layer over the above |

@@ -238,15 +238,27 @@ pub enum Forked {
     Parent(rustix::process::Pid),
 }
 
-/// Forks the calling process.
-///
-/// # Safety
-///
-/// The caller must be single-threaded (lnk forks before it starts any thread), so the child
-/// inherits no lock held by another thread and may allocate; the child must end in
-/// [`exit_now`] or `execve`, never by returning into the caller's stack frames.
-pub unsafe fn fork() -> Result<Forked, io::Error> {
-    // SAFETY: the caller guarantees the conditions above.
+/// Fails unless the calling process has one thread: `/proc/self/task` has a link for each
+/// thread besides its own two. No other thread can start between this check and a fork that
+/// follows it: only this one could start it.
+fn ensure_single_threaded() -> Result<(), io::Error> {
+    let task = rustix::fs::stat("/proc/self/task")?;
+    match task.st_nlink {
+        3 => Ok(()),
+        links => Err(io::Error::other(format!(
+            "lnk forks only while it has one thread, and has {}",
+            links.saturating_sub(2)
+        ))),
+    }
+}
+
+/// Forks the calling process, which must have one thread (checked: lnk forks before it starts
+/// any), so the child inherits no lock another thread held and may allocate. The child should
+/// end in [`exit_now`] or `execve`: returning into the caller's frames would run its code twice.
+pub fn fork() -> Result<Forked, io::Error> {
+    ensure_single_threaded()?;
+    // SAFETY: this process has one thread (checked above), so the child is a consistent copy
+    // of it.
     let pid = unsafe { libc::fork() };
     match pid {
         -1 => Err(io::Error::last_os_error()),
@@ -298,6 +310,87 @@ pub fn cloexec_from(first: u32) -> Result<(), io::Error> {
         }
     }
     Ok(())
+}
+
+/// The most descriptors [`spawn_detached_with`] passes.
+const MAX_PASSED: usize = 8;
+
+/// Spawns `cmd` in a session of its own (detached from the caller's terminal, group and
+/// session), with `passed` as its descriptors 3, 4, … (not close-on-exec) and every other
+/// descriptor from there up close-on-exec, so the child inherits exactly these besides its
+/// standard streams: for a process that outlives its caller (`lnk-link-run`'s supervisor).
+pub fn spawn_detached_with(
+    cmd: &mut std::process::Command,
+    passed: &[std::os::fd::BorrowedFd<'_>],
+) -> io::Result<std::process::Child> {
+    use std::os::fd::AsRawFd as _;
+    use std::os::unix::process::CommandExt as _;
+    if passed.len() > MAX_PASSED {
+        return Err(io::Error::other("too many descriptors to pass"));
+    }
+    let mut raw = [0; MAX_PASSED];
+    for (slot, fd) in raw.iter_mut().zip(passed) {
+        *slot = fd.as_raw_fd();
+    }
+    let count = passed.len();
+    let first_free = 3 + count as libc::c_int;
+    // SAFETY: the hook runs in the forked child before `execve` and makes only async-signal-
+    // safe system calls (setsid, fcntl, dup2, close_range) on values copied before the fork; it
+    // allocates nothing and takes no lock, so it is sound even when the caller has threads. The
+    // descriptors are borrowed for this call, so they are open when the child is forked.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // Each moved above the targets first, so that no dup2 below overwrites one not yet
+            // moved.
+            let mut high = [0; MAX_PASSED];
+            for (slot, from) in high.iter_mut().zip(&raw[..count]) {
+                *slot = libc::fcntl(*from, libc::F_DUPFD, first_free);
+                if *slot < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            for (from, to) in high[..count].iter().zip(3..) {
+                if libc::dup2(*from, to) != to {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            // Linux 5.11 and later (lnk needs 6.12): no fallback that would allocate.
+            const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+            if libc::syscall(
+                libc::SYS_close_range,
+                first_free as libc::c_uint,
+                libc::c_uint::MAX,
+                CLOSE_RANGE_CLOEXEC,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
+/// The descriptors 3, 4, … that [`spawn_detached_with`] passed to this process, owned once:
+/// a second call fails, so no descriptor gets two owners. Each is checked to be open.
+pub fn take_passed<const N: usize>() -> io::Result<[std::os::fd::OwnedFd; N]> {
+    use std::os::fd::FromRawFd as _;
+    static TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if TAKEN.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        return Err(io::Error::other("the passed descriptors were taken already"));
+    }
+    for fd in 3..3 + N as libc::c_int {
+        // SAFETY: F_GETFD reads a descriptor's flags and touches no memory.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    // SAFETY: each is open (checked above) and was passed by the parent for this process to own;
+    // nothing else in it takes them (this function only, once, by the guard above).
+    Ok(std::array::from_fn(|i| unsafe { std::os::fd::OwnedFd::from_raw_fd(3 + i as libc::c_int) }))
 }
 
 /// The signal state a program expects to start with: SIGPIPE at its default action (Rust's
@@ -563,7 +656,7 @@ pub fn probe_namespaces(flags: libc::c_int, maps: Option<(&[u8], &[u8])>) -> Res
     // SAFETY: the child makes only system calls (open, write, mount, _exit) on memory prepared
     // before the clone, so cloning a possibly multi-threaded process is sound; the parent reaps
     // it below.
-    let pid = match unsafe { clone_into_namespaces(flags) }? {
+    let pid = match unsafe { clone_into_namespaces_unchecked(flags) }? {
         Forked::Child => {
             // The exit code is the errno of the step that failed.
             let step = |r: Result<(), io::Error>| {
@@ -592,12 +685,19 @@ pub fn probe_namespaces(flags: libc::c_int, maps: Option<(&[u8], &[u8])>) -> Res
 
 /// `clone(flags | SIGCHLD)` without `CLONE_VM`: a fork whose child starts in new namespaces
 /// (`CLONE_NEWUSER`, `CLONE_NEWPID`, …). With `CLONE_NEWPID` the child is pid 1 of its own pid
-/// namespace.
+/// namespace. As [`fork`], the caller must have one thread (checked).
+pub fn clone_into_namespaces(flags: libc::c_int) -> Result<Forked, io::Error> {
+    ensure_single_threaded()?;
+    // SAFETY: as for `fork`: one thread, checked.
+    unsafe { clone_into_namespaces_unchecked(flags) }
+}
+
+/// [`clone_into_namespaces`] without the check.
 ///
 /// # Safety
 ///
-/// As [`fork`]: in a multi-threaded process the child may only make async-signal-safe calls.
-pub unsafe fn clone_into_namespaces(flags: libc::c_int) -> Result<Forked, io::Error> {
+/// In a multi-threaded process the child may only make async-signal-safe calls.
+unsafe fn clone_into_namespaces_unchecked(flags: libc::c_int) -> Result<Forked, io::Error> {
     // SAFETY: without CLONE_VM or a new stack, clone returns twice like fork, each side on its
     // own copy of the address space; the caller upholds fork's contract.
     let ret = unsafe {
@@ -886,4 +986,22 @@ pub fn seccomp_notif_send_fd(
         libc::ioctl(listener.as_raw_fd(), SECCOMP_IOCTL_NOTIF_ADDFD as _, &request as *const AddFd)
     };
     if ret < 0 { Err(rustix::io::Errno::from_raw_os_error(errno())) } else { Ok(ret) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fork_refuses_while_the_process_has_other_threads() {
+        // The test harness runs this on a thread of its own, beside its main thread.
+        let (stop, wait) = std::sync::mpsc::channel::<()>();
+        let other = std::thread::spawn(move || wait.recv());
+        let refused = fork().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(refused.contains("one thread"), "{refused}");
+        let refused = clone_into_namespaces(0).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(refused.contains("one thread"), "{refused}");
+        stop.send(()).unwrap();
+        other.join().unwrap().unwrap();
+    }
 }

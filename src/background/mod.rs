@@ -24,7 +24,6 @@ pub mod supervise;
 pub mod sweep;
 
 use std::os::fd::{AsFd as _, OwnedFd};
-use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -321,7 +320,7 @@ fn spawn_supervisor(
     id: &str,
     inherited: [&OwnedFd; 4],
 ) -> Result<(), Failure> {
-    use std::os::fd::AsRawFd as _;
+    use std::os::fd::AsFd as _;
     let exe =
         std::fs::read_link("/proc/self/exe").map_err(|e| failed(format!("cannot find lnk-link-run: {e}")))?;
     let mut cmd = std::process::Command::new(exe);
@@ -344,33 +343,10 @@ fn spawn_supervisor(
     cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    let raw = inherited.map(|fd| fd.as_raw_fd());
-    // In the child before exec: a new session (detached from the caller's terminal, group and
-    // session), the record lock as descriptor 3, the readiness pipe as 4, the slot as 5 and the
-    // `go` pipe as 6 without close-on-exec, and every other descriptor the caller may have
-    // leaked marked close-on-exec.
-    // SAFETY: the hook runs in the forked child of a single-threaded `start`, so even the
-    // `/proc/self/fd` fallback of close_range, which allocates, cannot meet a held lock.
-    unsafe {
-        cmd.pre_exec(move || {
-            rustix::process::setsid()?;
-            // Each moved above 6 first, so that no dup2 below overwrites one not yet moved.
-            let mut high = [0; 4];
-            for (slot, from) in high.iter_mut().zip(raw) {
-                *slot = libc::fcntl(from, libc::F_DUPFD, 7);
-                if *slot < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            for (from, to) in high.into_iter().zip(3..) {
-                if libc::dup2(from, to) != to {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            crate::sys::cloexec_from(7)
-        });
-    }
-    let child = cmd.spawn().map_err(|e| failed(format!("cannot start the supervisor: {e}")))?;
+    // The record lock as descriptor 3, the readiness pipe as 4, the slot as 5 and the `go`
+    // pipe as 6; every other descriptor the caller may have leaked stays behind.
+    let child = crate::sys::spawn_detached_with(&mut cmd, &inherited.map(|fd| fd.as_fd()))
+        .map_err(|e| failed(format!("cannot start the supervisor: {e}")))?;
     // Not waited for: it outlives this process, and init (or a subreaper) reaps it.
     drop(child);
     Ok(())

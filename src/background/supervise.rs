@@ -8,7 +8,7 @@
 //! It runs the command through the launcher's own code (`Sandbox::prepare`, `lifetime::start`,
 //! `Group::wait`), so a background command is confined exactly as a `run` call is.
 
-use std::os::fd::{FromRawFd as _, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -47,9 +47,9 @@ fn fault_fails(_: &str) -> bool {
 
 /// Runs the supervisor. Returns the process's exit code.
 pub fn supervise(agent: &Agent, opts: &SuperviseOptions) -> u8 {
-    // SAFETY: `start` passed these four descriptors to this process and nothing else owns them.
-    let (lock_fd, ready, slot, go) = unsafe {
-        (OwnedFd::from_raw_fd(3), OwnedFd::from_raw_fd(4), OwnedFd::from_raw_fd(5), OwnedFd::from_raw_fd(6))
+    // `start` passed these four (see `crate::sys::spawn_detached_with`).
+    let Ok([lock_fd, ready, slot, go]) = crate::sys::take_passed::<4>() else {
+        return exit::HELPER_FAILED;
     };
     for fd in [&lock_fd, &ready, &slot, &go] {
         let _ = rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::CLOEXEC);

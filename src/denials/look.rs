@@ -160,12 +160,9 @@ impl Who {
 
 /// This process's supplementary groups.
 fn supplementary_groups() -> Vec<u32> {
-    let mut groups = vec![0 as libc::gid_t; 256];
-    // SAFETY: getgroups writes at most `groups.len()` ids into the buffer it is given, which
-    // holds that many, and returns how many it wrote (or -1).
-    let n = unsafe { libc::getgroups(groups.len() as libc::c_int, groups.as_mut_ptr()) };
-    groups.truncate(usize::try_from(n).unwrap_or(0));
-    groups
+    rustix::process::getgroups()
+        .map(|groups| groups.into_iter().map(|g| g.as_raw()).collect())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -133,9 +133,9 @@ pub fn start(sandbox: &mut Sandbox, image: &ProgramImage, stdio: Stdio) -> Resul
     let (status_r, status_w) = pipe()?;
     let (failure_r, failure_w) = pipe()?;
     let helper = rustix::process::getpid();
-    // SAFETY: the helper is single-threaded here (documented contract of this function), and
-    // the child ends in `keeper_main`, which never returns.
-    match unsafe { sys::fork() }.map_err(|e| format!("fork: {e}"))? {
+    // The helper has one thread here (this function's contract, and `sys::fork` checks it); the
+    // child ends in `keeper_main`, which never returns.
+    match sys::fork().map_err(|e| format!("fork: {e}"))? {
         Forked::Child => {
             drop(status_r);
             drop(failure_r);
@@ -191,12 +191,11 @@ fn keeper_main(
         None => (None, None),
     };
     let forked = match sandbox.clone_flags() {
-        // SAFETY: as for the fork below: the keeper is single-threaded, and the child ends in
-        // `world_init`, which never returns.
-        Some(flags) => unsafe { sys::clone_into_namespaces(flags) },
-        // SAFETY: the keeper is single-threaded (a fork of the single-threaded helper), and the
-        // child ends in `program_main`, which never returns.
-        None => unsafe { sys::fork() },
+        // The keeper has one thread (checked); the child ends in `world_init`, which never
+        // returns.
+        Some(flags) => sys::clone_into_namespaces(flags),
+        // The child ends in `program_main`, which never returns.
+        None => sys::fork(),
     };
     let program = match (forked, report_w) {
         (Ok(Forked::Child), Some(report_w)) => {
@@ -396,9 +395,9 @@ fn world_init(
         fail_start(&failure, b'S', why.as_bytes());
     }
     enter_start(sandbox, &stdio, &failure);
-    // SAFETY: this process is single-threaded (a clone of the single-threaded keeper); the child
-    // ends in `exec_confined`, which never returns.
-    let program = match unsafe { sys::fork() } {
+    // This process has one thread (a clone of the keeper; checked); the child ends in
+    // `exec_confined`, which never returns.
+    let program = match sys::fork() {
         Ok(Forked::Child) => {
             drop(report);
             exec_confined(sandbox, image, &failure)
