@@ -1,0 +1,49 @@
+//! The raw system calls lnk makes that neither rustix nor the landlock crate wrap. Every
+//! `unsafe` block of the crate outside its tests lives in this folder, each with the reason it
+//! is sound, so a reviewer audits them in one place; what it offers the rest is safe to call
+//! (a fork checks the process has one thread; descriptors are borrowed or owned once).
+//!
+//! | file | what |
+//! |---|---|
+//! | [`seccomp`] | filters, and the held calls' listener |
+//! | [`probes`] | what this kernel gives, asked in throwaway children |
+//! | [`process`] | fork, exec, descriptors, signals |
+//! | [`world`] | the own world's namespaces and mounts |
+//! | [`net`] | the own world's loopback, a socket option |
+
+mod net;
+mod probes;
+mod process;
+mod seccomp;
+mod world;
+
+pub use net::*;
+pub use probes::*;
+pub use process::*;
+pub use seccomp::*;
+pub use world::*;
+
+use std::io;
+
+/// This thread's `errno`, read right after a failed libc call.
+fn errno() -> i32 {
+    io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fork_refuses_while_the_process_has_other_threads() {
+        // The test harness runs this on a thread of its own, beside its main thread.
+        let (stop, wait) = std::sync::mpsc::channel::<()>();
+        let other = std::thread::spawn(move || wait.recv());
+        let refused = fork().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(refused.contains("one thread"), "{refused}");
+        let refused = clone_into_namespaces(0).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(refused.contains("one thread"), "{refused}");
+        stop.send(()).unwrap();
+        other.join().unwrap().unwrap();
+    }
+}
