@@ -40,8 +40,11 @@ pub mod no_symlinks;
 #[cfg(test)]
 mod oracle;
 pub mod parts;
+mod program;
+pub mod refusal;
 mod rules;
 pub mod seccomp;
+mod serve_plan;
 pub mod trusted;
 pub mod walk;
 pub mod world;
@@ -57,81 +60,25 @@ use landlock::{
     RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
 };
 
-use crate::flags::{InternetFlags, SandboxFlags};
-use crate::paths::overlaps;
+use crate::flags::SandboxFlags;
 use crate::program_path::{SYSTEM_EXEC, SYSTEM_READ};
 use crate::proxy::NetworkDoor;
 use crate::proxy::door::Door;
-use crate::proxy::host_door::HostDoor;
 use crate::sandbox_file::{Commands, Tool};
-use grants::{ExecFiles, GrantError};
+use grants::ExecFiles;
 use holes::Hole;
-use kernel::{KernelSupport, landlock_abi};
-use rules::{Kind, add, add_around, borrowed, grant_system, program_home};
+use kernel::KernelSupport;
+use program::{resolve_program, start_folder};
+pub use refusal::{REQUIRED_LANDLOCK_ABI, Refusal, check_kernel, over_records, over_tmp_base};
+use refusal::{refuse_unless_normal, refuse_write_grants_over};
+use rules::{
+    DEVICES, Kind, PROC_READ, add, add_around, borrowed, grant_system, program_home, read_rights,
+    write_rights,
+};
+use serve_plan::{network_door, notify_plan};
 use world::{World, WorldMode};
 
-/// The Landlock ABI lnk needs: 6, for the signal and abstract-socket scopes.
-pub const REQUIRED_LANDLOCK_ABI: u32 = landlock_abi::SCOPES;
 const PINNED_ABI: ABI = ABI::V6;
-
-/// What of `/proc` a program may read: system-wide figures only. No `/proc/<pid>` folder, not
-/// even the program's own: Landlock's ptrace check lets a sandboxed process read another
-/// same-user process's `environ`, `maps` and `cmdline` (only `mem` is refused), and the
-/// harness's environment holds its secrets.
-const PROC_READ: &[&str] = &[
-    "/proc/cpuinfo",
-    "/proc/meminfo",
-    "/proc/stat",
-    "/proc/loadavg",
-    "/proc/uptime",
-    "/proc/version",
-    "/proc/filesystems",
-    "/proc/sys",
-];
-/// Device files any program may open for reading and writing.
-const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
-
-fn read_rights() -> BitFlags<AccessFs> {
-    AccessFs::ReadFile | AccessFs::ReadDir
-}
-
-/// Writing, with symlinks and FIFOs (a virtualenv, `ln -s`, git checkouts and npm's `.bin` need
-/// them) but never sockets (only in the call's tmp) or devices. A link or FIFO planted in a
-/// writable folder can trap a later, unsandboxed tool (anchors §3 class 16): lnk's own file tool
-/// and grant opening never follow links and never block on a FIFO, and SECURITY.md says what a
-/// person's other tools should know.
-fn write_rights() -> BitFlags<AccessFs> {
-    read_rights()
-        | AccessFs::WriteFile
-        | AccessFs::RemoveDir
-        | AccessFs::RemoveFile
-        | AccessFs::MakeDir
-        | AccessFs::MakeReg
-        | AccessFs::MakeSym
-        | AccessFs::MakeFifo
-        | AccessFs::Refer
-        | AccessFs::Truncate
-}
-
-/// Why a sandbox could not be made, with the helper's exit code for it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    /// 125 (the kernel or the helper cannot), 126 (the sandbox file refuses), 127 (not found).
-    pub exit_code: u8,
-    pub message: String,
-}
-
-impl Refusal {
-    pub fn kernel(message: impl Into<String>) -> Refusal {
-        Refusal { exit_code: crate::exit::HELPER_FAILED, message: message.into() }
-    }
-    pub fn refused(message: impl Into<String>) -> Refusal {
-        Refusal { exit_code: crate::exit::REFUSED, message: message.into() }
-    }
-    pub fn not_found(message: impl Into<String>) -> Refusal {
-        Refusal { exit_code: crate::exit::NOT_FOUND, message: message.into() }
-    }
-}
 
 /// What one call's sandbox needs besides its flags.
 pub struct SandboxRequest<'a> {
@@ -543,160 +490,6 @@ impl Sandbox {
     }
 }
 
-/// Refuses unless every path of the request has its one normal spelling (see
-/// [`crate::paths::normal`]): grants, holes and folders are compared name by name and, in the
-/// cut, byte by byte, and two spellings of one folder would look unrelated there. The callers
-/// normalise what they are given (`HOME`, `TMPDIR`, the flags); this is the check that they did.
-fn refuse_unless_normal(req: &SandboxRequest<'_>) -> Result<(), Refusal> {
-    let flags = req.flags;
-    let paths = flags.read.iter().chain(&flags.write).chain(&flags.deny).chain(req.protected);
-    let mut paths = paths.map(PathBuf::as_path).chain([req.home, req.private_tmp]);
-    match paths.find(|p| crate::paths::normal(p).is_none_or(|n| n.as_os_str() != p.as_os_str())) {
-        Some(odd) => Err(Refusal::kernel(format!(
-            "`{}` is not spelled as an absolute path without `.`, `..`, `//` or a final `/`; lnk compares paths in that one spelling only, so it will not run (a bug of lnk's: please report it)",
-            odd.display()
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// Refuses a write grant over the agent's records or over lnk's private tmp base (`base`), where
-/// a program could forge a record or reach other calls' tmp folders, or over what the next call
-/// trusts (lnk itself, the sandbox file: see [`trusted`]).
-fn refuse_write_grants_over(req: &SandboxRequest<'_>, base: &Path) -> Result<(), Refusal> {
-    for write in &req.flags.write {
-        if let Some(records) = req.protected.iter().find(|p| overlaps(write, p)) {
-            return Err(Refusal::refused(over_records(write, records)));
-        }
-        if let Some(why) = over_tmp_base(write, base) {
-            return Err(Refusal::refused(why));
-        }
-    }
-    // lnk itself and the sandbox file: what the next call runs and grants.
-    let mut files = trusted::own_paths();
-    if let Some(path) = req.sandbox_file {
-        files.push(trusted::Trusted { path: path.to_owned(), what: "the sandbox file" });
-    }
-    trusted::refuse_write_grants_over(&files, &req.flags.write)
-}
-
-/// Why a write grant `write` may not overlap the agent's records folder `records` (for `run` and
-/// `check` alike).
-pub fn over_records(write: &Path, records: &Path) -> String {
-    format!(
-        "the write grant `{}` overlaps the agent's records folder `{}`; a program could forge a record there, so narrow the grant",
-        write.display(),
-        records.display()
-    )
-}
-
-/// Why a write grant `write` may not be, if it overlaps lnk's private tmp base `base` (for `run`
-/// and `check` alike).
-pub fn over_tmp_base(write: &Path, base: &Path) -> Option<String> {
-    overlaps(write, base).then(|| format!(
-        "the write grant `{}` overlaps `{}`, where lnk keeps every call's own tmp folder; a program could reach other calls' files there. Narrow the grant (each call has a /tmp of its own), or set TMPDIR to a folder outside the write grants",
-        write.display(),
-        base.display()
-    ))
-}
-
-/// Where the program starts (see [`StartFolder`]): the caller's working folder, unless it lies
-/// in a hole or the world does not show it; then the program's home, or its tmp folder when the
-/// home does not exist. In the own world the choice is handed to the world, which finds the
-/// folder again once it is built; in the Landlock-only mode the program inherits the caller's
-/// folder, and only a move is needed (returned).
-fn start_folder(
-    holes: &[Hole],
-    world: Option<&mut World>,
-    home: &Path,
-    tmp_dir: &Path,
-) -> Result<(StartFolder, Option<std::ffi::CString>), Refusal> {
-    let caller = std::env::current_dir().ok().and_then(|path| {
-        let here =
-            rustix::fs::open(".", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
-        Some((path, here))
-    });
-    let shown = |path: &Path| world.as_ref().is_none_or(|w| w.shows(path));
-    let moved = match &caller {
-        None => Some("the caller's working folder no longer exists".to_owned()),
-        Some((path, _)) if holes.iter().any(|h| path.starts_with(&h.path)) => Some(format!(
-            "the caller's working folder `{}` lies in a path the sandbox keeps out of every grant",
-            path.display()
-        )),
-        Some((path, _)) if !shown(path) => Some(format!(
-            "the caller's working folder `{}` lies beneath the host's /tmp or /dev/shm, which the call's own cover (only grants beneath them are shown again)",
-            path.display()
-        )),
-        Some(_) => None,
-    };
-    let Some(why) = moved else {
-        let (path, here) = caller.expect("a caller's folder when none was moved");
-        if let Some(world) = world {
-            world.start_in(world::Start::Same(
-                world::KnownFolder::new(&path, &here).map_err(Refusal::kernel)?,
-            ));
-        }
-        return Ok((StartFolder { path, moved: None }, None));
-    };
-    let home_there = matches!(grants::open_no_symlinks(home, true), Ok(Some(_))) && shown(home);
-    let path = if home_there { home.to_owned() } else { tmp_dir.to_owned() };
-    let start = StartFolder { path: path.clone(), moved: Some(why) };
-    match world {
-        Some(world) => {
-            world.start_in(world::Start::other(&path).map_err(Refusal::kernel)?);
-            Ok((start, None))
-        }
-        None => {
-            use std::os::unix::ffi::OsStrExt as _;
-            let relative = path.strip_prefix("/").unwrap_or(&path);
-            let relative = if relative.as_os_str().is_empty() { Path::new(".") } else { relative };
-            let c = std::ffi::CString::new(relative.as_os_str().as_bytes())
-                .map_err(|_| Refusal::kernel("a NUL byte in the starting folder's path"))?;
-            Ok((start, Some(c)))
-        }
-    }
-}
-
-/// What the helper needs to answer the program's held metadata calls: a descriptor of each
-/// write grant and of the call's tmp folder (the ones Landlock was given), and the holes, except
-/// the one that holds the call's own tmp folder (lnk's private tmp base).
-fn notify_plan(
-    req: &SandboxRequest<'_>,
-    write_roots: &[(PathBuf, OwnedFd)],
-    holes: &[Hole],
-    door: Option<&NetworkDoor>,
-) -> Result<(crate::notify::Channel, crate::notify::Grants), Refusal> {
-    let private_tmp = req.private_tmp;
-    let mut roots = Vec::with_capacity(write_roots.len());
-    for (path, fd) in write_roots {
-        let fd = fd.try_clone().map_err(|e| Refusal::kernel(format!("cannot keep a write grant: {e}")))?;
-        roots.push((path.clone(), fd));
-    }
-    let holes = holes.iter().map(|h| h.path.clone()).filter(|h| !private_tmp.starts_with(h)).collect();
-    let channel = crate::notify::Channel::new().map_err(Refusal::kernel)?;
-    // The call's loopback: the proxy's and forwarders' routes with `[internet]`, and the
-    // program's own servers in any case.
-    let connects = match door {
-        Some(NetworkDoor::Held(door)) => door.loopback(),
-        _ => std::sync::Arc::new(crate::proxy::loopback::Loopback::new(Vec::new())),
-    };
-    // Found only if a held call is refused (see `Secrets`): nothing of it on the launch.
-    let never_granted = crate::protected::Secrets {
-        deny: req.flags.deny.clone(),
-        home: req.home.to_owned(),
-        grants: req.flags.read.iter().chain(&req.flags.write).cloned().collect(),
-        protected: req.protected.to_vec(),
-        as_root: rustix::process::geteuid().is_root(),
-        found: std::cell::OnceCell::new(),
-    };
-    // The call's own /dev/shm, in its tmp folder (see `crate::notify::shm`).
-    let shm = crate::notify::shm::ShmFolder::new(private_tmp.to_owned());
-    Ok((
-        channel,
-        crate::notify::Grants { write_roots: roots, holes, never_granted, connects: Some(connects), shm },
-    ))
-}
-
 /// Whether a test build was asked to leave out one layer of the sandbox (`LNK_TEST_WITHOUT`),
 /// so a test can show the other keeps a secret closed alone. Never in a release build.
 fn layer_off(layer: &str) -> bool {
@@ -706,101 +499,6 @@ fn layer_off(layer: &str) -> bool {
     }
     let _ = layer;
     false
-}
-
-/// Plans the network door for `[internet]`: a network namespace of the program's own in the
-/// own world; without one, the held door (each connect made by the helper, to the proxy only).
-/// Never Landlock's port rules alone: they would let the program reach any host on the proxy's
-/// port.
-fn network_door(net: &InternetFlags, kernel: &KernelSupport) -> Result<NetworkDoor, Refusal> {
-    if kernel.world.0.is_own_world() {
-        // The door's scratch folder for the hosts file must be visible in the program's mount
-        // namespace, where the world's /tmp covers the call's tmp folder.
-        return Door::new(net, Path::new("/tmp")).map(NetworkDoor::Namespace).map_err(Refusal::refused);
-    }
-    // A limit of this mode, not of the file: unsupported (125), as `check` says it here.
-    if let Some(why) = crate::proxy::host_door::named_endpoint(net) {
-        return Err(Refusal::kernel(why));
-    }
-    // Seccomp's user notification (Linux 5.0) and its ADDFD (5.9) are in every kernel with the
-    // Landlock ABI lnk requires (Linux 6.12); should a filter with a listener still be refused,
-    // the program's process fails before `execve` and nothing runs.
-    HostDoor::new(net).map(NetworkDoor::Held).map_err(Refusal::refused)
-}
-
-/// Refuses unless the kernel gives every guarantee a sandbox needs, naming what is missing.
-pub fn check_kernel(kernel: &KernelSupport) -> Result<(), Refusal> {
-    match &kernel.landlock {
-        Err(why) => {
-            return Err(Refusal::kernel(format!(
-                "Landlock is unavailable ({why}): lnk cannot confine files, programs, signals or sockets, so it runs nothing"
-            )));
-        }
-        Ok(abi) if *abi < REQUIRED_LANDLOCK_ABI => {
-            return Err(Refusal::kernel(format!(
-                "this kernel's Landlock ABI is {abi}; lnk needs ABI {REQUIRED_LANDLOCK_ABI} (Linux 6.12) to keep signals and abstract Unix sockets inside the sandbox, so it runs nothing"
-            )));
-        }
-        Ok(_) => {}
-    }
-    if let Err(why) = &kernel.seccomp {
-        return Err(Refusal::kernel(format!(
-            "seccomp filters are unavailable ({why}): lnk cannot refuse io_uring, ptrace, namespaces or TIOCSTI, so it runs nothing"
-        )));
-    }
-    Ok(())
-}
-
-/// Checks the program against `commands`, finds it on the system PATH, and opens every file
-/// the sandbox may execute. Returns the path to execute, and the descriptor to execute it by
-/// when it is lnk itself (for the file tool).
-fn resolve_program(
-    req: &SandboxRequest<'_>,
-    exec_files: &mut ExecFiles,
-) -> Result<(PathBuf, Option<OwnedFd>), Refusal> {
-    let name = req.program;
-    crate::sandbox_file::values::program_name(name).map_err(Refusal::refused)?;
-    let grant_err = |e: GrantError| Refusal::kernel(e.to_string());
-    match (&req.flags.tool, &req.flags.commands) {
-        (Tool::File, _) => {
-            if name != "lnk" {
-                return Err(Refusal::refused(format!(
-                    "the file tool's sandbox runs only `lnk file`, not `{}`",
-                    name.escape_debug()
-                )));
-            }
-            grants::open_self(exec_files).map(|(path, fd)| (path, Some(fd))).map_err(grant_err)
-        }
-        (Tool::Run, Commands::Listed(names)) if names.is_empty() => {
-            Err(Refusal::refused("`commands` is empty: run is off in this sandbox"))
-        }
-        (Tool::Run, Commands::Listed(names)) => {
-            if !names.iter().any(|n| n == name) {
-                return Err(Refusal::refused(format!(
-                    "`{}` is not among the sandbox file's `commands`",
-                    name.escape_debug()
-                )));
-            }
-            let mut found = None;
-            for listed in names {
-                let path = grants::open_program(listed, exec_files).map_err(grant_err)?;
-                if listed == name {
-                    found = path;
-                }
-            }
-            let found = found.ok_or_else(|| {
-                Refusal::not_found(format!(
-                    "`{}`: {}",
-                    name.escape_debug(),
-                    crate::program_path::LookupError::NotFound
-                ))
-            })?;
-            Ok((found, None))
-        }
-        (Tool::Run, Commands::Any) => crate::program_path::lookup(name)
-            .map(|p| (p.path, None))
-            .map_err(|e| Refusal::not_found(format!("`{}`: {e}", name.escape_debug()))),
-    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,45 @@ pub(super) use super::grants::Kind;
 use super::holes::Holes;
 use super::{PINNED_ABI, Refusal, SandboxRequest};
 
+/// What of `/proc` a program may read: system-wide figures only. No `/proc/<pid>` folder, not
+/// even the program's own: Landlock's ptrace check lets a sandboxed process read another
+/// same-user process's `environ`, `maps` and `cmdline` (only `mem` is refused), and the
+/// harness's environment holds its secrets.
+pub(super) const PROC_READ: &[&str] = &[
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+    "/proc/stat",
+    "/proc/loadavg",
+    "/proc/uptime",
+    "/proc/version",
+    "/proc/filesystems",
+    "/proc/sys",
+];
+/// Device files any program may open for reading and writing.
+pub(super) const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
+
+pub(super) fn read_rights() -> BitFlags<AccessFs> {
+    AccessFs::ReadFile | AccessFs::ReadDir
+}
+
+/// Writing, with symlinks and FIFOs (a virtualenv, `ln -s`, git checkouts and npm's `.bin` need
+/// them) but never sockets (only in the call's tmp) or devices. A link or FIFO planted in a
+/// writable folder can trap a later, unsandboxed tool (anchors §3 class 16): lnk's own file tool
+/// and grant opening never follow links and never block on a FIFO, and SECURITY.md says what a
+/// person's other tools should know.
+pub(super) fn write_rights() -> BitFlags<AccessFs> {
+    read_rights()
+        | AccessFs::WriteFile
+        | AccessFs::RemoveDir
+        | AccessFs::RemoveFile
+        | AccessFs::MakeDir
+        | AccessFs::MakeReg
+        | AccessFs::MakeSym
+        | AccessFs::MakeFifo
+        | AccessFs::Refer
+        | AccessFs::Truncate
+}
+
 /// Adds a grant's rules: the whole folder, or, when holes lie in it, the folder around them (see
 /// [`grants::open_around`]). A grant with no hole in it that is, by another name, a folder a
 /// hole is found through (a bind mount of the home) is refused: granted whole, it would hold the
