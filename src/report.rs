@@ -146,7 +146,7 @@ impl Report {
                             (if e.mode.is_own_world() {
                                 &[][..]
                             } else {
-                                crate::sandbox::world::LANDLOCK_ONLY_LACKS
+                                crate::sandbox::mode::LANDLOCK_ONLY_LACKS
                             })
                             .iter()
                             .map(|l| json::string(l)),

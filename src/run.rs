@@ -177,7 +177,7 @@ pub fn run(req: &RunRequest) -> Report {
         }
         (Some(StartFailure::Sandbox(why)), ..) => {
             // A kept answer that the own world can be made may be stale: probe next time.
-            crate::sandbox::world::forget_cached_probe();
+            crate::sandbox::mode::forget_cached_probe();
             report.error = Some(format!("cannot enter the sandbox: {why}"));
             Outcome::Failed
         }

@@ -188,7 +188,7 @@ fn run_command(
     let stop_signals = crate::sys::signalfd_for(&STOP_SIGNALS).map_err(|e| failed(e.to_string()))?;
     let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
     // Started, then started again at most once: when a kept answer promised the own world and
-    // the kernel no longer gives it (nothing of the command ran; see `world::probe_cached`).
+    // the kernel no longer gives it (nothing of the command ran; see `mode::probe_cached`).
     let (mut sandbox, group, out_r, started) = loop {
         let mut sandbox = Sandbox::prepare(&sandbox_req, &kernel)?;
         // A background command with `[internet]` gets the same proxy as a run call, served by
@@ -246,7 +246,7 @@ fn run_command(
                 ),
                 StartFailure::Sandbox(why) => {
                     // A kept answer that the own world can be made may be stale: probe next time.
-                    crate::sandbox::world::forget_cached_probe();
+                    crate::sandbox::mode::forget_cached_probe();
                     (exit::HELPER_FAILED, format!("cannot enter the sandbox: {why}"))
                 }
             };

@@ -375,7 +375,7 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
                     (if k.world.0.is_own_world() {
                         &[][..]
                     } else {
-                        crate::sandbox::world::LANDLOCK_ONLY_LACKS
+                        crate::sandbox::mode::LANDLOCK_ONLY_LACKS
                     })
                     .iter()
                     .map(|l| json::string(l)),
@@ -401,7 +401,7 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
         Some(why) => {
             outln!("mode:                      {} ({why})", k.world.0.name());
             outln!("  so a call lacks:");
-            for lack in crate::sandbox::world::LANDLOCK_ONLY_LACKS {
+            for lack in crate::sandbox::mode::LANDLOCK_ONLY_LACKS {
                 outln!("    {lack}");
             }
         }

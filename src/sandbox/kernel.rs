@@ -7,7 +7,7 @@
 
 use std::io;
 
-use super::world::{self, WorldMode};
+use super::mode::{self as world, WorldMode};
 use crate::sys;
 use crate::user_namespaces::user_namespace_error;
 
@@ -105,7 +105,7 @@ impl KernelSupport {
     }
 
     /// The same, with the world probed now: after a kept answer proved stale (see
-    /// [`world::probe_cached`]).
+    /// [`mode::probe_cached`]).
     pub fn probe_world_again(&mut self) {
         world::forget_cached_probe();
         self.world = world::probe();

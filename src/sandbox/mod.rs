@@ -35,6 +35,7 @@ pub mod elf;
 pub mod grants;
 pub mod holes;
 pub mod kernel;
+pub mod mode;
 pub mod mounts;
 pub mod no_symlinks;
 #[cfg(test)]
@@ -68,6 +69,7 @@ use crate::sandbox_file::{Commands, Tool};
 use grants::ExecFiles;
 use holes::Hole;
 use kernel::KernelSupport;
+use mode::WorldMode;
 use program::{resolve_program, start_folder};
 pub use refusal::{REQUIRED_LANDLOCK_ABI, Refusal, check_kernel, over_records, over_tmp_base};
 use refusal::{refuse_unless_normal, refuse_write_grants_over};
@@ -76,7 +78,7 @@ use rules::{
     write_rights,
 };
 use serve_plan::{network_door, notify_plan};
-use world::{World, WorldMode};
+use world::World;
 
 const PINNED_ABI: ABI = ABI::V6;
 
