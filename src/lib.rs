@@ -5,34 +5,18 @@
 //! process tree. `lnk-link-run` runs background commands under supervisors of their own.
 //!
 //! One module per concern, each saying in its own documentation what it guarantees and what it
-//! trusts:
+//! trusts. They form layers, read top-down: each imports only from its own layer or below
+//! (the import graph has no circle; `farm-studio look` draws it).
 //!
-//! | module | concern |
-//! |---|---|
-//! | [`sandbox_file`] | the sandbox file: parsing, validation, defaults |
-//! | [`diagnostic`] | compiler-style errors for it |
-//! | [`denials`] | what the sandbox refused a call, why, and the grant that would allow it, right or absent |
-//! | [`paths`] | lexical path handling shared by everything: `~`, `..`, teams, beneath |
-//! | [`program_path`] | finding a program on the system PATH, never the caller's |
-//! | [`protected`] | the protected set: secrets kept out of every grant they lie in |
-//! | [`flags`] | the flags of `lnk sandbox run`, made from a sandbox file |
-//! | [`grant_check`] | what `lnk sandbox check` finds on this computer: grants through links, wide grants |
-//! | [`sandbox`] | the sandbox itself: Landlock ruleset and seccomp filter |
-//! | [`lifetime`] | the process lifetime: keeper, process group, killing, reaping |
-//! | [`notify`] | held system calls in the Landlock-only mode: metadata calls performed by the helper beneath the write grants; connects, servers and `/dev/shm` made by the helper on the call's own loopback and folder; sessions noted |
-//! | [`output`] | the output capture: start and end of each stream, bounded |
-//! | [`proxy`] | the call's proxy for `[internet]`: the network door, the policy, the threads |
-//! | [`private_tmp`] | each call's own temporary folder |
-//! | [`procfs`] | what `/proc` says of a process: its place in the tree, its start time |
-//! | [`sock_diag`] | the kernel's socket diagnostics: whether a socket is in use, whether the host listens on a port |
-//! | [`run`], [`report`] | `lnk sandbox run`, and how a call ended |
-//! | [`file_tool`] | `lnk file`: the file session's operations, through descriptors |
-//! | [`background`] | `lnk-link-run`: start, the supervisor, stop, the bridge, output files |
-//! | [`records`] | records, their locks, the proof a group is still the command's, the sweep |
-//! | [`sys`] | the raw system calls no safe wrapper covers: every `unsafe` of the crate outside its tests, each with why it is sound |
-//! | [`json`] | the JSON the harness reads |
-//! | [`exit`] | the exit codes, for the core and the command line alike |
-//! | [`cli`] | the command lines, a thin layer over the above |
+//! | layer | modules | what |
+//! |---|---|---|
+//! | the command line | [`cli`] | reads the words, calls one module below, turns its answer into output and an exit code |
+//! | the calls | [`background`], [`run`], [`report`], [`file_tool`], [`grant_check`] | a background command (start, the supervisor, stop, the sweep, the bridge); one `lnk sandbox run` call and its report; `lnk file`'s operations; what `check` finds on this computer |
+//! | the call's lifetime | [`lifetime`] | the keeper, the process group, killing and reaping |
+//! | the sandbox | [`sandbox`] | the kernel's probe, which world a call gets, the grants opened once, the holes, the Landlock ruleset, the seccomp filter, the own world's mounts |
+//! | what serves a running call | [`proxy`], [`notify`], [`denials`], [`records`] | the call's proxy and its loopback; the held calls of the Landlock-only mode; what was refused and the fix; the records and their locks |
+//! | the vocabulary | [`flags`], [`program_path`], [`sandbox_file`], [`diagnostic`], [`private_tmp`] | the sandbox flags; the system PATH and folders; the sandbox file; its diagnostics; each call's tmp folder |
+//! | the leaves | [`sys`], [`bpf`], [`thread_confinement`], [`user_namespaces`], [`sock_diag`], [`procfs`], [`paths`], [`protected`], [`output`], [`json`], [`exit`], [`fault`] | the raw system calls (every `unsafe` outside tests); the seccomp compiler; the helper's confined threads; why user namespaces are withheld; socket diagnostics; `/proc`; paths; the protected set; output capture; JSON; exit codes; test fault points |
 
 pub mod background;
 pub mod bpf;
