@@ -19,6 +19,7 @@ use crate::flags::SandboxFlags;
 use crate::sandbox_file::Commands;
 
 /// What the refusals are checked against.
+#[derive(Clone, Copy)]
 pub struct Scene<'a> {
     pub flags: &'a SandboxFlags,
     /// Where the program started: a relative path is found from there, and only where what it
@@ -69,9 +70,19 @@ pub fn explain(named: &Named, scene: &Scene<'_>, protected: &[PathBuf]) -> Optio
     // here: nothing to look at, and the sandbox grants them whole anyway. Grants beneath the
     // host's `/tmp` are shown again there at their own paths: those are the host's.
     let granted = flags.read.iter().chain(&flags.write).any(|g| lexical.starts_with(g));
-    if !granted && own_places(scene).iter().any(|p| lexical.starts_with(p)) {
+    // "No such file or directory": a missing file is just missing, except where the own world
+    // covers the host's `/tmp` with the call's own and the path is in no grant there (grants
+    // beneath it are shown again): what is there on the host looks missing to the program, and
+    // a grant would show it (looked at below, as for a refusal).
+    let hidden = scene.own_world && !relative && !granted && hidden_by_own_tmp(&lexical);
+    if named.reason == Reason::Missing && !hidden {
         return None;
     }
+    if !hidden && !granted && own_places(scene).iter().any(|p| lexical.starts_with(p)) {
+        return None;
+    }
+    // A hidden path is the host's, not in the call's own `/tmp` (which the program may write).
+    let scene = &Scene { tmp: if hidden { None } else { scene.tmp }, ..*scene };
     // Without the own world, the host's shared places are the host's: no grant is offered.
     if !scene.own_world && !granted && !scene.tmp.is_some_and(|t| lexical.starts_with(t)) {
         if let Some(why) = hosts_own(&lexical) {
@@ -93,6 +104,11 @@ pub fn explain(named: &Named, scene: &Scene<'_>, protected: &[PathBuf]) -> Optio
     }
     let path = lexical;
     let seen = look(&path)?;
+    // Missing on the host too, where the program read it: nothing to grant (one it may have
+    // been making, its folder there, is refused being made below).
+    if named.reason == Reason::Missing && seen.file.is_none() && named.hint == Hint::Read {
+        return None;
+    }
     // A relative path only where it is found from where the program started: the file, or for
     // a file to be made, its folder (which `look` found).
     let making = named.hint == Hint::Write || named.reason == Reason::ReadOnly || named.program;
@@ -216,6 +232,12 @@ fn grant_for(
     if folder == Path::new("/") {
         return Err("no fix: a grant of `/` would open the whole computer".into());
     }
+    if folder == Path::new("/tmp") || folder == Path::new("/dev/shm") {
+        return Err(format!(
+            "no fix: a grant of `{}` would open every process's files there (it is shared); the program's own tmp folder is `$TMPDIR`",
+            folder.display()
+        ));
+    }
     if folder != path && home.starts_with(folder) {
         return Err(format!(
             "no fix: a grant names a folder, and this one's is `{}`, which lnk never grants for one file in it (it would open all of it); move the file into a folder of its own and grant that",
@@ -263,10 +285,22 @@ pub fn write_fix(path: &Path, home: &Path) -> Result<Fix, String> {
     grant_for(path, &seen, true, home, &[]).map(|folder| Fix::write(&folder))
 }
 
-/// Why no grant should open `path` without the own world, if it is one of the host's shared
-/// places: its `/tmp`, `/dev/shm`, and `/proc`'s process folders.
+/// Whether the own world hides `path` (absolute, in no grant): it lies strictly beneath the
+/// host's `/tmp`, which the call's own `/tmp` covers.
+fn hidden_by_own_tmp(path: &Path) -> bool {
+    path.starts_with("/tmp") && path != Path::new("/tmp")
+}
+
+/// Why no grant should open `path` without the own world, if the grant a fix would name is one
+/// of the host's shared places: its `/tmp` or `/dev/shm` themselves (the folder asked for, or a
+/// file's or a new file's folder), or a process's folder in `/proc`. A folder beneath `/tmp`
+/// (a harness's work folder, an agent's home in a scratch folder) is an ordinary grant.
 fn hosts_own(path: &Path) -> Option<String> {
-    let under = |place: &str| path.starts_with(place);
+    let is_folder = path.symlink_metadata().is_ok_and(|m| m.is_dir());
+    let under = |place: &str| {
+        let place = Path::new(place);
+        path == place || (path.parent() == Some(place) && !is_folder)
+    };
     if under("/tmp") {
         return Some("the host's `/tmp` is shared with every process here, and the sandbox never opens it without the call's own world; the call's own tmp folder is `$TMPDIR` (a `/tmp` of its own needs user namespaces)".into());
     }
@@ -518,12 +552,18 @@ mod tests {
 
     #[test]
     fn without_the_own_world_the_hosts_shared_places_get_no_fix() {
-        for place in ["/tmp", "/tmp/x/y", "/dev/shm", "/dev/shm/sem.x", "/proc/1", "/proc/self/environ"] {
+        let file = format!("/tmp/lnk-hosts-own-{}", std::process::id());
+        let folder = format!("{file}-folder");
+        std::fs::create_dir_all(&folder).unwrap();
+        for place in ["/tmp", "/tmp/not-there-lnk", &file, "/dev/shm", "/dev/shm/sem.x", "/proc/1", "/proc/self/environ"] {
             assert!(hosts_own(Path::new(place)).is_some(), "{place}");
         }
-        for place in ["/proc/cpuinfo", "/srv/tmp", "/dev/null", "/tmpx"] {
+        // A folder in /tmp, and anything beneath one, is granted by its own name.
+        let beneath = format!("{folder}/notes.txt");
+        for place in ["/proc/cpuinfo", "/srv/tmp", "/dev/null", "/tmpx", "/tmp/x/y", &folder, &beneath] {
             assert!(hosts_own(Path::new(place)).is_none(), "{place}");
         }
+        std::fs::remove_dir_all(&folder).unwrap();
     }
 
     #[test]

@@ -38,6 +38,9 @@ pub enum Reason {
     Denied,
     /// `EROFS`: the own world's read-only view (or a read-only file system).
     ReadOnly,
+    /// `ENOENT`: not there, as the program sees it. Only the own world makes something there
+    /// look missing: the host's `/tmp` beneath the call's own (see `explain`).
+    Missing,
 }
 
 /// One refusal a line names.
@@ -169,6 +172,9 @@ fn reason_in(line: &str) -> Option<(Reason, usize)> {
         ("permission denied", Reason::Denied),
         ("Read-only file system", Reason::ReadOnly),
         ("read-only file system", Reason::ReadOnly),
+        ("No such file or directory", Reason::Missing),
+        ("no such file or directory", Reason::Missing),
+        ("Directory nonexistent", Reason::Missing),
     ];
     REASONS
         .iter()
@@ -178,7 +184,15 @@ fn reason_in(line: &str) -> Option<(Reason, usize)> {
 
 /// The text after the reason's words.
 fn after_reason(tail: &str) -> Option<&str> {
-    for text in ["Permission denied", "permission denied", "Read-only file system", "read-only file system"] {
+    for text in [
+        "Permission denied",
+        "permission denied",
+        "Read-only file system",
+        "read-only file system",
+        "No such file or directory",
+        "no such file or directory",
+        "Directory nonexistent",
+    ] {
         if let Some(rest) = tail.strip_prefix(text) {
             return Some(rest);
         }

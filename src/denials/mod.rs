@@ -336,7 +336,8 @@ pub fn infer(output: &str, scene: &Scene<'_>, holes: impl FnOnce() -> Vec<PathBu
 
 /// The lines of a long output that may name a refusal, kept as the output streams by (a
 /// background command's output goes to a file, capped, and may be long): each line that says
-/// "permission denied" or "read-only file system", with the lines just before it. Bounded.
+/// "permission denied", "read-only file system", "no such file or directory" (what the own world
+/// hides) or a refused connection, with the lines just before it. Bounded.
 #[derive(Default)]
 pub struct Scanner {
     partial: Vec<u8>,
@@ -367,7 +368,14 @@ impl Scanner {
 
     fn line(&mut self, line: String) {
         let lower = line.to_ascii_lowercase();
-        let refusal = ["permission denied", "read-only file system", "refused", "couldn't connect"];
+        let refusal = [
+            "permission denied",
+            "read-only file system",
+            "no such file or directory",
+            "directory nonexistent",
+            "refused",
+            "couldn't connect",
+        ];
         if self.lines_kept < SCANNER_LINES && refusal.iter().any(|r| lower.contains(r)) {
             for before in self.recent.drain(..) {
                 self.kept.push_str(&before);
