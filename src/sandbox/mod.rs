@@ -43,6 +43,7 @@ mod oracle;
 pub mod parts;
 mod program;
 pub mod refusal;
+mod request;
 mod rules;
 pub mod seccomp;
 mod serve_plan;
@@ -57,11 +58,10 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, Ruleset,
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, Ruleset,
     RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
 };
 
-use crate::flags::SandboxFlags;
 use crate::program_path::{SYSTEM_EXEC, SYSTEM_READ};
 use crate::proxy::NetworkDoor;
 use crate::proxy::door::Door;
@@ -71,32 +71,16 @@ use holes::Hole;
 use kernel::KernelSupport;
 use mode::WorldMode;
 use program::{resolve_program, start_folder};
-pub use refusal::{REQUIRED_LANDLOCK_ABI, Refusal, check_kernel, over_records, over_tmp_base};
+pub use refusal::{REQUIRED_LANDLOCK_ABI, check_kernel, over_records, over_tmp_base};
 use refusal::{refuse_unless_normal, refuse_write_grants_over};
+use request::PINNED_ABI;
+pub use request::{Refusal, SandboxRequest, StartFolder};
 use rules::{
     DEVICES, Kind, PROC_READ, add, add_around, borrowed, grant_system, program_home, read_rights,
     write_rights,
 };
 use serve_plan::{network_door, notify_plan};
 use world::World;
-
-const PINNED_ABI: ABI = ABI::V6;
-
-/// What one call's sandbox needs besides its flags.
-pub struct SandboxRequest<'a> {
-    pub flags: &'a SandboxFlags,
-    /// The program to run, as named by the caller.
-    pub program: &'a str,
-    /// The call's private temporary folder (already created).
-    pub private_tmp: &'a Path,
-    /// Folders no write grant may cover: the agent's records.
-    pub protected: &'a [PathBuf],
-    /// The caller's home folder (`HOME`).
-    pub home: &'a Path,
-    /// The sandbox file the call was made from, if any: no write grant may reach it (see
-    /// [`trusted`]), nor lnk itself.
-    pub sandbox_file: Option<&'a Path>,
-}
 
 /// What was enforced, for the report.
 #[derive(Debug, Clone)]
@@ -118,16 +102,6 @@ pub struct Enforcement {
     pub tmp_dir: PathBuf,
     /// Where the program starts.
     pub start: StartFolder,
-}
-
-/// Where the program starts (the report's `enforced.cwd`): the caller's working folder as the
-/// program's world shows it, so that a relative path means what the absolute one does; or,
-/// where the world does not show that folder, the program's home (else its tmp folder).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StartFolder {
-    pub path: PathBuf,
-    /// Why it is not the caller's working folder, when it is not.
-    pub moved: Option<String>,
 }
 
 /// A prepared sandbox: the path to execute, the ruleset and the filter.
@@ -506,6 +480,7 @@ fn layer_off(layer: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flags::SandboxFlags;
 
     fn kernel(landlock: Result<u32, String>, seccomp: Result<(), String>) -> KernelSupport {
         let none = || Err("not probed".to_owned());

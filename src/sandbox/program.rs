@@ -11,8 +11,9 @@ use rustix::fs::{Mode, OFlags};
 
 use super::grants::{self, ExecFiles, GrantError};
 use super::holes::Hole;
+use super::request::Refusal;
+use super::request::{SandboxRequest, StartFolder};
 use super::world::{self, World};
-use super::{Refusal, SandboxRequest, StartFolder};
 use crate::sandbox_file::{Commands, Tool};
 
 /// Checks the program against `commands`, finds it on the system PATH, and opens every file

@@ -7,33 +7,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::SandboxRequest;
 use super::kernel::KernelSupport;
+use super::request::{Refusal, SandboxRequest};
 use super::trusted;
 use crate::paths::overlaps;
 
 /// The Landlock ABI lnk needs: 6, for the signal and abstract-socket scopes.
 pub const REQUIRED_LANDLOCK_ABI: u32 = super::kernel::landlock_abi::SCOPES;
-
-/// Why a sandbox could not be made, with the helper's exit code for it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    /// 125 (the kernel or the helper cannot), 126 (the sandbox file refuses), 127 (not found).
-    pub exit_code: u8,
-    pub message: String,
-}
-
-impl Refusal {
-    pub fn kernel(message: impl Into<String>) -> Refusal {
-        Refusal { exit_code: crate::exit::HELPER_FAILED, message: message.into() }
-    }
-    pub fn refused(message: impl Into<String>) -> Refusal {
-        Refusal { exit_code: crate::exit::REFUSED, message: message.into() }
-    }
-    pub fn not_found(message: impl Into<String>) -> Refusal {
-        Refusal { exit_code: crate::exit::NOT_FOUND, message: message.into() }
-    }
-}
 
 /// Refuses unless the kernel gives every guarantee a sandbox needs, naming what is missing.
 pub fn check_kernel(kernel: &KernelSupport) -> Result<(), Refusal> {

@@ -11,7 +11,8 @@ use landlock::{AccessFs, BitFlags, PathBeneath, RulesetCreated, RulesetCreatedAt
 use super::grants;
 pub(super) use super::grants::Kind;
 use super::holes::Holes;
-use super::{PINNED_ABI, Refusal, SandboxRequest};
+use super::request::Refusal;
+use super::request::{PINNED_ABI, SandboxRequest};
 
 /// What of `/proc` a program may read: system-wide figures only. No `/proc/<pid>` folder, not
 /// even the program's own: Landlock's ptrace check lets a sandboxed process read another

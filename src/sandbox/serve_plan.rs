@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use super::holes::Hole;
 use super::kernel::KernelSupport;
-use super::{Refusal, SandboxRequest};
+use super::request::Refusal;
+use super::request::SandboxRequest;
 use crate::flags::InternetFlags;
 use crate::proxy::NetworkDoor;
 use crate::proxy::door::Door;

@@ -14,8 +14,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Refusal;
 use super::mounts::MountTable;
+use super::request::Refusal;
 use super::walk::{Folders, walk};
 
 /// A file the next call trusts, with what it is, for the refusal.
