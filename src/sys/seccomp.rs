@@ -143,7 +143,20 @@ pub fn seccomp_notif_put_fd(
     at: i32,
     cloexec: bool,
 ) -> Result<(), rustix::io::Errno> {
+    add_fd(listener, id, file, SECCOMP_ADDFD_FLAG_SETFD, at as u32, cloexec).map(drop)
+}
+
+/// `SECCOMP_IOCTL_NOTIF_ADDFD` with `flags`: a copy of `file` into the held process's table.
+fn add_fd(
+    listener: std::os::fd::BorrowedFd<'_>,
+    id: u64,
+    file: std::os::fd::BorrowedFd<'_>,
+    flags: u32,
+    newfd: u32,
+    cloexec: bool,
+) -> Result<i32, rustix::io::Errno> {
     use std::os::fd::AsRawFd as _;
+    /// `struct seccomp_notif_addfd`.
     #[repr(C)]
     struct AddFd {
         id: u64,
@@ -154,9 +167,9 @@ pub fn seccomp_notif_put_fd(
     }
     let request = AddFd {
         id,
-        flags: SECCOMP_ADDFD_FLAG_SETFD,
+        flags,
         srcfd: file.as_raw_fd() as u32,
-        newfd: at as u32,
+        newfd,
         newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
     };
     // SAFETY: `AddFd` is `struct seccomp_notif_addfd` (24 bytes, the size the ioctl's number
@@ -164,7 +177,7 @@ pub fn seccomp_notif_put_fd(
     let ret = unsafe {
         libc::ioctl(listener.as_raw_fd(), SECCOMP_IOCTL_NOTIF_ADDFD as _, &request as *const AddFd)
     };
-    if ret < 0 { Err(rustix::io::Errno::from_raw_os_error(errno())) } else { Ok(()) }
+    if ret < 0 { Err(rustix::io::Errno::from_raw_os_error(errno())) } else { Ok(ret) }
 }
 
 /// `SECCOMP_USER_NOTIF_FLAG_CONTINUE`: the held call goes on into the kernel as made.
@@ -207,26 +220,5 @@ pub fn seccomp_notif_send_fd(
     file: std::os::fd::BorrowedFd<'_>,
     cloexec: bool,
 ) -> Result<i32, rustix::io::Errno> {
-    use std::os::fd::AsRawFd as _;
-    #[repr(C)]
-    struct AddFd {
-        id: u64,
-        flags: u32,
-        srcfd: u32,
-        newfd: u32,
-        newfd_flags: u32,
-    }
-    let request = AddFd {
-        id,
-        flags: SECCOMP_ADDFD_FLAG_SEND,
-        srcfd: file.as_raw_fd() as u32,
-        newfd: 0,
-        newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
-    };
-    // SAFETY: `AddFd` is `struct seccomp_notif_addfd` (24 bytes, the size the ioctl's number
-    // encodes); the kernel only reads it, and `file` stays open for the call.
-    let ret = unsafe {
-        libc::ioctl(listener.as_raw_fd(), SECCOMP_IOCTL_NOTIF_ADDFD as _, &request as *const AddFd)
-    };
-    if ret < 0 { Err(rustix::io::Errno::from_raw_os_error(errno())) } else { Ok(ret) }
+    add_fd(listener, id, file, SECCOMP_ADDFD_FLAG_SEND, 0, cloexec)
 }
