@@ -39,7 +39,9 @@ fn every_unsafe_outside_the_tests_is_in_sys() {
         let text = std::fs::read_to_string(&file).unwrap();
         for (n, line) in code(&text).lines().enumerate() {
             let line = line.trim_start();
-            if !line.starts_with("//") && line.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == "unsafe") {
+            if !line.starts_with("//")
+                && line.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == "unsafe")
+            {
                 found.push(format!("{}:{}: {line}", file.display(), n + 1));
             }
         }

@@ -555,7 +555,15 @@ mod tests {
         let file = format!("/tmp/lnk-hosts-own-{}", std::process::id());
         let folder = format!("{file}-folder");
         std::fs::create_dir_all(&folder).unwrap();
-        for place in ["/tmp", "/tmp/not-there-lnk", &file, "/dev/shm", "/dev/shm/sem.x", "/proc/1", "/proc/self/environ"] {
+        for place in [
+            "/tmp",
+            "/tmp/not-there-lnk",
+            &file,
+            "/dev/shm",
+            "/dev/shm/sem.x",
+            "/proc/1",
+            "/proc/self/environ",
+        ] {
             assert!(hosts_own(Path::new(place)).is_some(), "{place}");
         }
         // A folder in /tmp, and anything beneath one, is granted by its own name.
