@@ -9,6 +9,10 @@
 //! under text that is not ASCII. Spans come from the TOML parser and are byte offsets into the
 //! source; they are clamped and moved to character boundaries here, so a bad span can never make
 //! rendering panic.
+//!
+//! Trusted with: showing a person each problem in a sandbox file where it is, whatever the file
+//! holds. What it trusts: the messages its callers write; neither the file's text nor the parser's
+//! spans (a span is clamped to the text, and the line shown is made printable).
 
 use std::fmt::Write as _;
 use std::ops::Range;

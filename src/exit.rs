@@ -1,6 +1,9 @@
 //! The exit codes of `lnk` and `lnk-link-run`, in one place for the command line, the report
 //! and the core alike. They follow timeout(1): a program's own exit code passes through
 //! unchanged when it ran, 128 + N when a signal N ended it; lnk's own codes are below.
+//!
+//! Trusted with: the meaning of each exit code, which a harness may read when it reads nothing
+//! else. What it trusts: nothing; these are constants.
 
 /// The sandbox file is invalid (`check`, `flags`, `commands`).
 pub const INVALID: u8 = 1;

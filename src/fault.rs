@@ -5,6 +5,9 @@
 //! test then kills or continues), and `LNK_FAULT=<name>:slow` makes that step 300 ms slower, so
 //! a test can see what others observe in the meantime. `LNK_FAULT=<name>:fail` makes the step
 //! guarded by [`fails`] fail, for an error no crash can cause (a write the disk refuses).
+//!
+//! Trusted with: nothing in a release build, which does not have it. What it trusts: `LNK_FAULT`,
+//! which whoever runs a test build sets.
 
 use std::time::Duration;
 

@@ -21,6 +21,12 @@
 //! | `--internet-host PATTERN` | a host the call's proxy lets through (repeated) |
 //! | `--internet-tcp HOST:PORT` | a plain TCP endpoint (repeated) |
 //! | `--per-minute N` | new connections a minute through the proxy |
+//!
+//! Trusted with: the whole of what a sandbox grants as it passes between the sandbox file, the
+//! command line and a background record (a flag lost or misread on the way would grant more, or
+//! less, than the file says). What it trusts: a [`SandboxFile`] as `sandbox_file` validated it and
+//! the home it is given for `~`; nothing of the words [`SandboxFlags::from_args`] reads, each
+//! validated as strictly as in a file.
 
 use std::path::{Path, PathBuf};
 

@@ -12,6 +12,10 @@
 //!   U+FFFD);
 //! - kept + cut = total characters, as counted on the way in;
 //! - a cut falls at a line end when one is within [`NEAR_LINE_END`] characters of it.
+//!
+//! Trusted with: what the agent sees of a program's output (its start and its end, with the cut
+//! said exactly), and the helper's memory whatever the program prints. What it trusts: nothing of
+//! the stream: any bytes.
 
 use std::collections::VecDeque;
 

@@ -13,6 +13,12 @@
 //!   an error, not clamped, so the caller learns the path was wrong.
 //! - The result has no `.`, `..` or empty components, no NUL, and every component fits `NAME_MAX`.
 //! - [`is_beneath`] is component-wise: `/home/al` is not beneath `/home/a`.
+//!
+//! Trusted with: the lexical rules every grant and file tool path is checked by: a path let climb
+//! above its root, or `/home/al` taken to lie beneath `/home/a`, would reach the wrong folder. What
+//! it trusts: the harness's `HOME` and `TMPDIR` (each must be absolute, without `..`), the kernel's
+//! `/proc/self/fd` in [`real_path`], and nothing else on the disk: its callers open what it
+//! computes without following links.
 
 use std::fmt;
 use std::path::{Component, Path, PathBuf};

@@ -10,6 +10,11 @@
 //! answer carries both the path found and the file it really is (`/bin/sh` may be
 //! `/usr/bin/dash` behind usrmerge and alternatives links), because the sandbox grants execute
 //! on the real file: Landlock checks the file an `execve` finally opens.
+//!
+//! Trusted with: which file runs under a name the sandbox file allows (a wrong lookup could run a
+//! file the agent wrote). What it trusts: the system's folders and the links in them, followed to
+//! the real file: whoever may write in `/usr/bin` decides what runs, as for every other user; never
+//! the caller's `PATH`.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};

@@ -4,6 +4,10 @@
 //! a signal N ended it, 124 when it timed out, 125 when the helper failed, 126 when it was
 //! refused, 127 when it was not found. A call stopped by a signal to the helper exits 128 + that
 //! signal, as a shell would.
+//!
+//! Trusted with: what the harness is told of a call: its outcome and exit code, what was enforced
+//! and refused, and the program's kept output. What it trusts: the call's results as `run` gathered
+//! them; in the JSON report the program's own words enter only as strings (see [`crate::json`]).
 
 use std::path::PathBuf;
 use std::time::Duration;

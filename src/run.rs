@@ -8,6 +8,11 @@
 //! 5. waiting, with the output kept by [`OutputTail`], until the program ends, the deadline (a
 //!    tenth before `[tool.run] timeout`) passes, or the helper is told to stop;
 //! 6. the report.
+//!
+//! Trusted with: one call from flags to report: that the program starts only in the sandbox
+//! prepared for it, with the clean environment, and that the report says how it ended. What it
+//! trusts: the request (the harness's flags, `--env` values, `--agent-dir` folders and `HOME`), the
+//! caller's `LANG` only when it is a plain locale name, and the modules it calls for each step.
 
 use std::os::fd::{AsFd as _, OwnedFd};
 use std::path::PathBuf;

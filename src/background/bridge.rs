@@ -15,6 +15,11 @@
 //!
 //! `output_end` is the last half of `[tool.run] output` characters of the command's output,
 //! exactly, and at most 64 KiB (see `output_end`).
+//!
+//! Trusted with: what the agent is told of an ended background command, and that it is told at most
+//! once. What it trusts: the bridge's path as the harness gave it (whatever listens there is told)
+//! and the record whose lock its caller holds; the command's output enters the message only as a
+//! JSON string.
 
 use std::io::Write as _;
 use std::os::unix::net::UnixStream;

@@ -16,6 +16,13 @@
 //!
 //! The supervisor records the command's end, then tells the bridge at most once (see [`bridge`]).
 //! If it dies without a word, its lock is free and the sweep takes over (see `background::sweep`).
+//!
+//! Trusted with: which commands start in the background, and which process a `stop` signals: a bug
+//! here could start a program the sandbox file does not list, past the hop cap or the limit of
+//! four, or signal a process that is not the command's supervisor. What it trusts: the harness's
+//! request (the flags, the hop, the conversation, the folders and the bridge, taken as given), the
+//! supervisor's one line on the readiness pipe, and a record only once [`crate::records`] has
+//! checked it is the caller's.
 
 pub mod bridge;
 pub mod output_end;

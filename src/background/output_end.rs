@@ -12,6 +12,11 @@
 //!
 //! Memory is bounded too: a ring of at most `min(4 × chars, OUTPUT_END_MAX_BYTES)` bytes, whatever
 //! the command prints.
+//!
+//! Trusted with: keeping how a command ended readable whatever it printed (a record over the
+//! reader's limit would lose its exit status and told mark), and the supervisor's memory bounded.
+//! What it trusts: nothing of the output, which may be any bytes; only the byte limit it takes from
+//! `records::format`.
 
 use std::collections::VecDeque;
 

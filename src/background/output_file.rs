@@ -14,6 +14,12 @@
 //!
 //! The file is bounded: past `cap` bytes, output is counted and dropped, and a line saying how
 //! much was dropped ends the file.
+//!
+//! Trusted with: that creating, reading or removing an output file touches that file and no other:
+//! a bug here could let code the agent ran have lnk overwrite a secret, or show one through `read`.
+//! What it trusts: the files folder's path as the harness gave it (opened once, as given), the
+//! inode the record kept, and the kernel's `openat2` and `fstat`; nothing that lies beneath the
+//! folder.
 
 use std::io::Write as _;
 use std::os::fd::OwnedFd;

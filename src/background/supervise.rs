@@ -7,6 +7,12 @@
 //! write the record) the supervisor ends having done nothing.
 //! It runs the command through the launcher's own code (`Sandbox::prepare`, `lifetime::start`,
 //! `Group::wait`), so a background command is confined exactly as a `run` call is.
+//!
+//! Trusted with: running one background command confined exactly as a run call is, and recording
+//! truly how it ended (what the sweep acts on and the agent is told). What it trusts: the
+//! descriptors `start` passed it and the record `start` wrote (read only after `go`, its flags
+//! parsed again as strictly as on a command line); `start`'s checks of the sandbox file, which it
+//! does not read; and the kernel.
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;

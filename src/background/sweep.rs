@@ -16,6 +16,12 @@
 //! A record, lock or output file that is not the caller's (another owner, a hard link; see
 //! [`crate::records::owner`]) is never acted on either, and not even moved aside: it is reported as
 //! skipped, with the reason, and left for a human.
+//!
+//! Trusted with: which process groups are killed for a supervisor that died, and which records and
+//! output files are removed: a bug here could kill processes that are not the command's, or remove
+//! files that are not lnk's. What it trusts: the record lock (one it can take means the supervisor
+//! is gone), a record only once it parsed strictly and is the caller's, and the kernel's `/proc`
+//! and pidfds, through [`identity`], for whether a group is still the command's.
 
 use std::path::Path;
 

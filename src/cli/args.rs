@@ -2,6 +2,10 @@
 //!
 //! Strict because the callers are programs: an unknown flag or a missing value is a usage error
 //! (exit 2) naming the flag, never silently ignored, so a harness's typo cannot drop a limit.
+//!
+//! Trusted with: reading every word the harness wrote as it meant it: a flag dropped or misread
+//! could drop a limit. What it trusts: its caller's lists of the flags and switches that exist;
+//! nothing of the words.
 
 use crate::diagnostic::nearest;
 

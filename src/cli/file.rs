@@ -1,4 +1,9 @@
 //! `lnk file`: the file session's command line.
+//!
+//! Trusted with: which folders a file session serves: the grants it hands [`crate::file_tool`].
+//! What it trusts: the launcher's `LNK_SANDBOX_FLAGS` (or, run alone, `--read` and `--write`),
+//! parsed as strictly as any flags; the `--files-dir` and `HOME` it is given; and the sandbox it
+//! runs in.
 
 use std::path::PathBuf;
 

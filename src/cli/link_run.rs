@@ -1,4 +1,9 @@
 //! The `lnk-link-run` command line: background commands' verbs.
+//!
+//! Trusted with: what the harness is told of background commands (each verb's answer and exit code,
+//! and with `--json` one JSON object), and turning its words into a [`StartRequest`]. What it
+//! trusts: the harness, for its words (the folders, the bridge, the conversation and the hop, which
+//! the hop cap counts from, are taken as given), and the modules below for every decision.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

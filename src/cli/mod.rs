@@ -8,6 +8,10 @@
 //! or `--report json` anywhere on the command line, standard output is exactly one JSON object
 //! whatever happens (a usage error, an invalid sandbox file, a missing HOME), starting with
 //! `"schema"` ([`crate::json::SCHEMA`]): a harness parses it and never has to scrape text.
+//!
+//! Trusted with: what the harness is told: the exit code and, with `--json`, that standard output
+//! is one JSON object. What it trusts: the modules it calls, for every decision; the command line
+//! is the harness's, read strictly.
 
 /// `println!` for the command line's answers: a reader that closed standard output
 /// (`lnk sandbox flags | head -1`) ends the process quietly, as it does any Unix tool, instead of

@@ -1,4 +1,9 @@
 //! `lnk sandbox run`: reads the command line into a [`RunRequest`], runs it, prints the report.
+//!
+//! Trusted with: turning the harness's words into the [`RunRequest`] exactly (a flag misread would
+//! change the sandbox), and putting the report where the harness reads it. What it trusts: the
+//! harness, for its words, its `HOME`, its `--env` values and the variables `--env NAME` passes on;
+//! the sandbox file only as [`crate::sandbox_file`] read it; and [`crate::run`] for the call.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

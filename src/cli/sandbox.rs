@@ -1,5 +1,10 @@
 //! `lnk sandbox …`: check a sandbox file, show the flags it makes, the programs it offers, and
 //! what the kernel can enforce.
+//!
+//! Trusted with: what a person and a harness are told of a sandbox file and this computer (a
+//! `check` that passed what `lnk sandbox run` refuses would mislead them); nothing here is
+//! enforced. What it trusts: the modules it calls: the sandbox file's reader, run's own checks
+//! ([`crate::grant_check`]), the system PATH lookup and the kernel's probes.
 
 use std::path::Path;
 

@@ -10,6 +10,11 @@
 //! listen on that port now (asked of the kernel: [`crate::sock_diag::host_listens`]). Its fix is
 //! the endpoint by address (`localhost` is `127.0.0.1`). In the Landlock-only mode the helper
 //! makes every connect itself and names these as it refuses them.
+//!
+//! Trusted with: a denial for a refused loopback connect, and its `tcp` fix (a wrong one would have
+//! a person open a server of the host's to the call needlessly). What it trusts: the kernel's
+//! socket diagnostics, for whether a process of the host listens on the port; of the program's
+//! line, only the address and port it names, taken only when loopback and not already listed.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 

@@ -9,6 +9,12 @@
 //! A fix is the narrowest grant that would allow the access, and never one that would let the
 //! program change what runs outside it: no write grant over the system's folders, the program
 //! folders, lnk's own executable's folder, or `/`.
+//!
+//! Trusted with: whether a refusal is blamed on the sandbox, and which grant is offered to allow
+//! it: a wrong fix could have an agent ask for a write grant over a program folder, or a read grant
+//! over a secret. What it trusts: the call's flags, its caller's list of the paths no grant opens,
+//! and what [`super::look`] finds on the disk after the call; of the line, only the path it names,
+//! as text.
 
 use std::path::{Path, PathBuf};
 

@@ -7,6 +7,10 @@
 //! with the value appended passes `lnk sandbox check`, and the same command then works, in the
 //! mode the call ran in. Where no such change exists, there is no fix, and the denial's `why`
 //! says what would be needed instead.
+//!
+//! Trusted with: that a fix the harness applies is one value appended to one of these five lists,
+//! the same in data and in words, and that one read back from a record is such a fix or none. What
+//! it trusts: its callers, for whether the value is right to grant (see [`super::explain`]).
 
 use crate::json;
 

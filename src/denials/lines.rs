@@ -19,6 +19,10 @@
 //! | `…failed to VERB `PATH`` then `Permission denied (os error 13)` | cargo, Rust programs |
 //!
 //! Pure: it reads text only. Whether the grants explain a refusal is [`super::explain`]'s.
+//!
+//! Trusted with: taking from a line only what the line names (a word taken for a path would make a
+//! denial for, and a fix toward, the wrong place). What it trusts: nothing: the line is the
+//! program's, and any text yields a name or none.
 
 /// What the message says was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -23,6 +23,11 @@
 //! sandbox's doing, and what lnk refused it knows).
 //!
 //! Nothing here changes what is enforced.
+//!
+//! Trusted with: what the agent is told was refused and what to change (a wrong fix could have an
+//! agent ask for, and a person grant, more than the program needed). What it trusts: what lnk
+//! refused itself, as known; the program's output not at all: it is read as text the program chose,
+//! with the work bounded, and each inference is checked ([`explain`]).
 
 pub mod connects;
 pub mod explain;

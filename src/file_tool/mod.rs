@@ -33,6 +33,12 @@
 //!   search says whether it is `complete` and what it skipped;
 //! - a bad request is an error answer, never the end of the session; a line over
 //!   [`MAX_LINE`] bytes is refused without being held in memory whole.
+//!
+//! Trusted with: what the agent's file calls may read and change: a bug here could let a request
+//! read or write outside the grants, or run a program. What it trusts: the sandbox it runs in (it
+//! does not itself keep the protected set or `[files] deny` out of its grants) and the grants the
+//! launcher passed; nothing of a request: each line is parsed strictly and each path resolved by
+//! [`roots`].
 
 mod ops;
 pub mod roots;

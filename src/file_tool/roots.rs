@@ -7,6 +7,11 @@
 //! anywhere in the path makes the call fail, and nothing can climb out of the root. Whether a
 //! path may be read or written is decided here from the sandbox's own grants, whatever Landlock
 //! would allow: a write needs a `[files] write` grant covering the path.
+//!
+//! Trusted with: whether a request's path may be read or written, and the descriptor it reaches (a
+//! bug here could let a request climb out of its root or follow a planted link). What it trusts:
+//! the grants, home and files folder it is given (from the launcher) and the kernel's `openat2`;
+//! nothing of the request's path, which [`crate::paths::AgentPath`] parses.
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};

@@ -5,6 +5,11 @@
 //! what a request holds, so a serializer crate would be audit cost without benefit. Strings are escaped per RFC 8259: quotes,
 //! backslashes and every control character, so any text (a file name with a newline, a program's
 //! output) stays one valid JSON value on one line.
+//!
+//! Trusted with: that each JSON object the harness parses is valid and says only what its fields
+//! say, whatever text it carries (a string never adds a field or a line). What it trusts: the
+//! callers of [`Object::raw`] and [`array`] to pass JSON made with this module; every string goes
+//! through [`string`].
 
 pub mod parse;
 pub mod scan;

@@ -4,6 +4,10 @@
 //! the input itself is bounded by the caller (one line of at most a few MiB). Numbers are kept
 //! as integers when they are integers (offsets, limits), else as floats. Errors say where, in
 //! bytes, and what was expected; nothing panics on any input (a fuzz target checks).
+//!
+//! Trusted with: reading a request line exactly as written, with one meaning (a key given twice is
+//! refused), without panicking or recursing without bound on any input. What it trusts: nothing of
+//! the text; its callers bound the line's length.
 
 use std::collections::BTreeMap;
 

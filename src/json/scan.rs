@@ -5,6 +5,9 @@
 //! text without parsing the whole line. The scan is forgiving and bounded by the line: it
 //! follows strings (with escapes) and nesting only far enough to find where each top-level value
 //! ends, and gives up (`None`) at anything that is not `{ "key": value, … }`.
+//!
+//! Trusted with: finding a refused line's `id` so that its answer can be matched; nothing found
+//! here is acted on. What it trusts: nothing of the line.
 
 /// The text of the top-level field `key`'s value in `text` (trimmed; up to the end of the text
 /// if the value is cut short), or `None` when no such field can be found.

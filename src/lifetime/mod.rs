@@ -34,6 +34,13 @@
 //! however it dies (SIGKILL included), end every process beneath it and then the group. The last uses the parent-death signal,
 //! which is delivered when the helper's thread exits; the race where the helper dies before the
 //! signal is set is closed by checking the parent's pid afterwards.
+//!
+//! Trusted with: that nothing the program started outlives the call, and that the group's signals
+//! reach only the call's processes: a bug here could leave a program running after its call, or
+//! kill a process that is not the call's. What it trusts: the kernel (process groups, the
+//! subreaper, the parent-death signal, and Landlock's scope, which keeps the program from
+//! signalling the keeper), the keeper's report (lnk's own code, never sandboxed), and `/proc` for
+//! the descendants (see [`escaped`]).
 
 use std::ffi::{CString, c_char};
 use std::os::fd::{AsFd, OwnedFd};

@@ -10,6 +10,11 @@
 //! threads may change their memory at any time, so a value read twice could differ (a path
 //! checked, then swapped). The file is opened before the notification's id is checked again
 //! (see [`super::Listener`]), so it is the program's and not a process that took its pid.
+//!
+//! Trusted with: a held call's arguments as the helper acts on them, each read once and bounded,
+//! and the one answer written into the program's memory (`getsockname`'s). What it trusts: the
+//! kernel's `/proc/<tid>/mem` for whose memory it is, with the caller's check that the notification
+//! is still live; nothing of what the memory holds.
 
 use std::os::fd::OwnedFd;
 

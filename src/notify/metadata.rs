@@ -16,6 +16,13 @@
 //! `chown`'s limits exactly as it would for the program. Set-user-id and set-group-id bits are
 //! refused (as the filter already does). A folder on the way to a hole keeps its metadata: an
 //! earlier call could otherwise make it unsearchable and fail every later call.
+//!
+//! Trusted with: that a held metadata call changes only a file beneath a write grant and in no
+//! hole: a bug here could let the program `chmod` `~/.ssh`, or any other file its user owns. What
+//! it trusts: the kernel's name for a descriptor (`/proc/self/fd`), proved by walking it again from
+//! the grant's own descriptor; the grants and holes the sandbox found; and the kernel's permission
+//! checks, made with the program's rights. Of the program's, only the call as [`super::request`]
+//! decoded it and [`super::memory`] read it.
 
 use std::os::fd::{AsRawFd as _, OwnedFd};
 use std::path::{Path, PathBuf};

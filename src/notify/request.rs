@@ -6,6 +6,11 @@
 //!
 //! Addresses are kept as addresses: the strings and structures behind them are read by
 //! [`super::memory`] when the call is performed, once each.
+//!
+//! Trusted with: telling which call the program made and with which values, so that the helper
+//! performs that call and refuses flags it does not know (a misread could change another file, or
+//! other bits). What it trusts: the numbers the kernel copied into the notification, and its caller
+//! for having checked the call's architecture.
 
 use rustix::io::Errno;
 

@@ -30,6 +30,12 @@
 //! [`super::memory`]); the helper needs no descriptor of the program's. What the program loses
 //! is what it set on its socket before the call (`TCP_NODELAY`, `SO_REUSEPORT`): the socket it
 //! gets is new (its listeners have `SO_REUSEADDR`).
+//!
+//! Trusted with: where the program's TCP connections and listeners go in the Landlock-only mode: a
+//! bug here could connect the program to a server of the host's, or past the call's proxy. What it
+//! trusts: the kernel's `/proc` for what a socket is and `ADDFD` to act on the held process only,
+//! and [`crate::proxy::loopback`] for where each connection may go; of the program's, only the
+//! call's numbers and an address read once.
 
 use std::net::SocketAddr;
 use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};

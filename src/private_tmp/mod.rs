@@ -22,6 +22,12 @@
 //! owner back the rights a program took from its own folders (`chmod 000`), so no mode keeps a
 //! call's folder alive; the sweep removes only `call-*` folders that belong to the caller
 //! (checked on the descriptor it locked): one that does not is left alone.
+//!
+//! Trusted with: that a call's tmp folder is the call's alone, and is removed without following
+//! anything the program left there: a bug here could let another user read or plant a call's files,
+//! or have lnk remove files outside the folder. What it trusts: the harness's `TMPDIR` for where
+//! the base lies, the kernel's `flock` (a free lock means the call is over), and the owner and mode
+//! it reads on each descriptor; nothing inside a call's folder.
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};

@@ -17,6 +17,10 @@
 //!
 //! It runs only on a call's own tmp folder, once every process of the call is dead, so nothing
 //! changes the tree meanwhile.
+//!
+//! Trusted with: removing a call's tmp folder and nothing outside it, whatever the program left
+//! there. What it trusts: its caller, that every process of the call is dead and that the folder it
+//! names is the call's; nothing of the tree.
 
 use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;

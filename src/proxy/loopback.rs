@@ -42,6 +42,10 @@
 //! What it trusts: the kernel's seccomp user notification (a held call waits until answered;
 //! `ADDFD` acts on the holding process only while the call is held) and loopback's address and
 //! port uniqueness.
+//!
+//! Trusted with: where each of the program's connections goes in the Landlock-only mode, and that
+//! the call's proxy serves only connections the helper made: a bug here could connect the program
+//! to a server of the host's, or let another local process use the call's proxy.
 
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};

@@ -20,6 +20,12 @@
 //!
 //! Each refusal (host not listed, rate spent, internal address, unreachable) is kept in a
 //! [`Log`] that goes into the call's report, so a harness can tell the model what to ask for.
+//!
+//! Trusted with: that a program with `[internet]` reaches only what the file lists, and only
+//! through the call's proxy (a bug in a part could let a program send what it can read to any
+//! host), and the report's account of what was refused. What it trusts: the sandbox's `[internet]`
+//! flags and the harness's `--resolve` pins (a pinned address is checked as any other); each part
+//! says what else it trusts.
 
 pub mod door;
 pub mod host_door;

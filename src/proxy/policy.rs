@@ -17,6 +17,10 @@
 //!   shared, unspecified, multicast, the metadata address, or an IPv4-mapped form of these) is
 //!   refused unless that address is listed itself: no DNS-rebinding path to the harness;
 //! - at most `per_minute` new connections in any sliding minute.
+//!
+//! Trusted with: every yes the proxy gives: a wrong one could let a program reach a host the file
+//! does not list, or an internal address of the harness. What it trusts: the `[internet]` flags as
+//! given; neither the target a request named nor the resolver's answers, which are checked.
 
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};

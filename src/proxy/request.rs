@@ -12,6 +12,10 @@
 //!
 //! Pure functions and one small state machine ([`Body`]), unit-tested here, fuzzed
 //! (`fuzz/fuzz_targets/proxy_request.rs`); [`super::server`] only moves the bytes.
+//!
+//! Trusted with: that what the proxy passes upstream has one reading only, and that nothing after
+//! the one request's body reaches any upstream. What it trusts: nothing of the program's bytes:
+//! every line, header and chunk is read strictly, or refused.
 
 use std::net::IpAddr;
 

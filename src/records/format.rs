@@ -18,6 +18,10 @@
 //!
 //! [`Records::write`](super::Records::write) refuses a record over the limit all the same,
 //! rather than write one that could not be read.
+//!
+//! Trusted with: that a record reads back as lnk wrote it, so that nothing a program prints or a
+//! caller passes can forge a field (a group number the sweep would kill). What it trusts:
+//! `toml_edit`'s parser; nothing in a file it reads.
 
 use std::fmt::Write as _;
 

@@ -14,6 +14,11 @@
 //!    verified process and not whatever holds the number later.
 //!
 //! When any of this fails, nothing is signalled: the record is lost, "leftovers possible".
+//!
+//! Trusted with: that a signal reaches only the recorded process or group: a bug here could kill
+//! processes that are not the command's. What it trusts: the kernel's `/proc` (the boot id, the pid
+//! namespace, each process's `stat`) and pidfds; a record's numbers only as far as they prove true
+//! against them.
 
 use std::os::fd::OwnedFd;
 

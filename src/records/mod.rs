@@ -20,6 +20,12 @@
 //! Only the caller's own records are acted on: the agent folder and `runs` are refused when
 //! another user owns them or can write in them, and a record or lock file that is not the
 //! caller's is skipped and reported, never acted on (see [`owner`]).
+//!
+//! Trusted with: what says a supervisor is alive, and records that are whole and the caller's: a
+//! bug here could make the sweep kill a live command's group, or act on a record someone else
+//! planted. What it trusts: the kernel's `flock` (a held lock means a live supervisor), the agent
+//! folder's path as given (opened once, then checked), and nothing of a record file until
+//! [`format`] has parsed it.
 
 pub mod format;
 pub mod identity;

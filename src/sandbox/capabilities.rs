@@ -17,6 +17,10 @@
 //! its bounding set or securebits. It holds no capability to begin with, and `no_new_privs`
 //! (which Landlock sets) makes `execve` ignore set-uid bits and file capabilities, so it cannot
 //! gain one: the three sets and the ambient set are still cleared and checked.
+//!
+//! Trusted with: that the program holds no capability: a bug here could let a program run by root
+//! read any file beneath a read grant whatever its mode, or act on the whole host. What it trusts:
+//! the kernel's `capset` and `prctl`, whose result is read back with `capget`, not assumed.
 
 use rustix::thread::{CapabilitiesSecureBits, CapabilitySet, CapabilitySets};
 

@@ -7,6 +7,11 @@
 //!
 //! The parser reads at most [`HEADER_LIMIT`] bytes and checks every offset against what it read,
 //! so a strange or hostile file yields `None`, never a panic or a huge allocation.
+//!
+//! Trusted with: which loader an allowed program's execute grant brings with it (a misread would
+//! make another file executable). What it trusts: nothing of the bytes, for its own safety; the
+//! loader it finds is the program file's word, and the program file is the system's (see
+//! [`crate::program_path`]).
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};

@@ -11,6 +11,12 @@
 //! component *is* followed: `/usr/bin/sh` is a link to `dash` on Debian, and the execute right
 //! must be granted on the file the kernel finally runs. The folders themselves are system
 //! folders, writable only by root.
+//!
+//! Trusted with: that Landlock is handed exactly what is granted, each root opened once and never
+//! through a link, and a grant with holes split around them: a bug here could grant a planted
+//! link's target (`~/.ssh`) or leave a secret inside a grant. What it trusts: the system PATH
+//! folders and the links in them (followed for programs and their loaders), the holes its caller
+//! found, and the kernel's `O_NOFOLLOW` opens and listings.
 
 use std::collections::HashSet;
 use std::os::fd::OwnedFd;

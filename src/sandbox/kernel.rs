@@ -4,6 +4,11 @@
 //! probes each feature lnk relies on and maps the answers to the guarantees of the brief, so
 //! `lnk sandbox status` can say exactly what a given machine gets, and the launcher can name what
 //! is missing when it refuses. Backports make version numbers lie; a probe cannot.
+//!
+//! Trusted with: what lnk believes this kernel enforces, and so what `lnk sandbox status` says and
+//! which world a call gets. What it trusts: the kernel's answers to its probes, never its version;
+//! for a launch, the own world's answer kept for the boot in the caller's private tmp base (see
+//! `mode::probe_cached`), which is probed again when it proves stale.
 
 use std::io;
 

@@ -29,6 +29,12 @@
 //! system read-only outside the write grants, System V IPC of its own) where the kernel allows
 //! it, no capabilities ([`capabilities`]), and the seccomp filter ([`seccomp`]), which refuses
 //! what the world would otherwise have answered when there is none.
+//!
+//! Trusted with: everything the program may read, write, run and connect to: a bug here could let a
+//! program read a secret, write outside its grants or run a program the file does not list. What it
+//! trusts: the kernel to enforce what is prepared (Landlock, seccomp and the own world, checked
+//! first by [`check_kernel`]); its caller's request, whose paths `refusal` checks are in their one
+//! spelling; and the system folders (see [`crate::program_path`]).
 
 pub mod capabilities;
 pub mod elf;

@@ -18,6 +18,11 @@
 //! any arguments the agent gives it (`gcc -Wa,…`, `-Wl,…`, `-x assembler`, `-B`), so a sandbox
 //! that lists the compiler already lets the agent do whatever they do. They are confined exactly
 //! as the compiler is.
+//!
+//! Trusted with: which programs beyond a listed one become executable: a wrong match would let the
+//! agent run a program the file does not list. What it trusts: the system's installation, that
+//! these folders beside a system PATH folder hold only the program's own parts (one that is a link
+//! is skipped).
 
 use std::os::fd::OwnedFd;
 use std::path::Path;

@@ -1,6 +1,11 @@
 //! Landlock rules from grants: a folder whole, or cut around the holes in it; the system
 //! folders around the program folders; the program's home. Split from `sandbox/mod.rs`, which
 //! decides what is granted; this module only says how a grant becomes rules.
+//!
+//! Trusted with: turning each grant into exactly its Landlock rules: a wrong right or a missed cut
+//! would grant more than the file says, a secret included. What it trusts: `sandbox/mod.rs` for
+//! what is granted, `holes` for the holes and `grants` for the descriptors; and Landlock to enforce
+//! the rules.
 
 use std::collections::HashSet;
 use std::os::fd::OwnedFd;

@@ -53,6 +53,12 @@
 //! through another architecture's table (`int 0x80`) or with the x32 bit set, answers `clone3`
 //! with `ENOSYS` (its flags are in memory, which a filter cannot read, so libc falls back to
 //! `clone`, whose flags it can), and refuses the calls above with `EPERM`.
+//!
+//! Trusted with: which kernel interfaces a program can use around Landlock: one left open here
+//! could let it escape the file rules (`io_uring`, a new namespace, a `chmod` outside the write
+//! grants) or reach the host's processes. What it trusts: [`crate::bpf`] to compile the policy as
+//! written and the kernel to run it; the filter reads the call's number and register arguments
+//! only, never the program's memory.
 
 use crate::bpf::{Answer, Check, Entry, Instruction, Policy};
 use crate::sys::{SYS_FCHMODAT2, SYS_REMOVEXATTRAT, SYS_SETXATTRAT};

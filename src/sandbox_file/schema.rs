@@ -3,6 +3,10 @@
 //! The walk never stops at the first problem: each key is checked and every diagnostic is kept,
 //! so `lnk sandbox check` shows them all. A value is only used when it is valid; an invalid file
 //! is never turned into a [`SandboxFile`].
+//!
+//! Trusted with: that a [`SandboxFile`] says what the file says and nothing else: a key misread or
+//! a bad value let through would grant what the person did not write. What it trusts: `toml_edit`'s
+//! parse of the text; nothing in the document, each key and value of which is checked.
 
 use std::ops::Range;
 

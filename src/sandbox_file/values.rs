@@ -4,6 +4,10 @@
 //! says what a valid one looks like. They are strict on purpose: a value that is *almost* right
 //! (`"https://example.org"` as a host, `"git "` as a program) is far more likely to be a mistake
 //! than an intent, and guessing would widen a grant.
+//!
+//! Trusted with: each value's one meaning: a program name that could be a path, or a host pattern
+//! wider than written, would widen a grant. What it trusts: nothing of the string, from a sandbox
+//! file or a command line.
 
 use std::fmt;
 use std::net::{IpAddr, Ipv6Addr};

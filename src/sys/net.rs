@@ -1,5 +1,10 @@
 //! The own world's loopback (the interface up, an address of the call's own) and a socket
 //! option of the held connects.
+//!
+//! Trusted with: making exactly these interface and socket calls, soundly: the own world's loopback
+//! (where the proxy's door listens) and the held connects' socket option. What it trusts: the
+//! kernel's `ioctl` and socket-option layouts as `libc` gives them, and its callers for the
+//! addresses.
 
 use std::io;
 

@@ -1,5 +1,9 @@
 //! Probes of what this kernel gives: the Landlock ABI, a seccomp action, user namespaces and
 //! the own world's namespaces (tried in a short-lived child, never inferred from a version).
+//!
+//! Trusted with: the raw answers lnk's account of this kernel is built from (see
+//! `sandbox::kernel`). What it trusts: the kernel's answers; a probe that would change the process
+//! runs in a short-lived child.
 
 use std::io;
 

@@ -1,5 +1,10 @@
 //! Processes: forking (checked to be single-threaded), `execve` by path or descriptor, the
 //! descriptors a child inherits, signals (masks, signalfd, a group's signal through a pidfd).
+//!
+//! Trusted with: forking only a single-threaded process, which descriptors a child keeps (one
+//! leaked could hand the program a pipe or a record lock of lnk's), the `execve`, and the signals
+//! to a group. What it trusts: the kernel, and its callers for which descriptors to keep and which
+//! group to signal.
 
 use std::io;
 

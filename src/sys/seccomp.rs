@@ -1,6 +1,11 @@
 //! seccomp: installing a filter (on the calling thread only), and the user-notification
 //! listener's ioctls (receive a held call, answer it, put a descriptor in the program, let it go
 //! on). The numbers and layouts the kernel defines for them are here too.
+//!
+//! Trusted with: installing each filter as compiled, and each listener ioctl acting on the held
+//! call it names: a wrong layout could answer another call, or put a descriptor elsewhere in the
+//! program. What it trusts: the kernel's numbers and layouts as written here (`AUDIT_ARCH`, the
+//! newer call numbers, the ioctl structures), and its callers for what to answer.
 
 use super::errno;
 

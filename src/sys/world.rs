@@ -1,4 +1,9 @@
 //! The own world's namespaces and mounts: id maps, a read-only tree, `/proc`, tmpfs, binds.
+//!
+//! Trusted with: making the own world's namespaces, id maps and mounts exactly as asked (a mount
+//! left writable, or an id map wider than the caller, would weaken the own world). What it trusts:
+//! the kernel's namespaces, and its callers for what to mount where and for the id maps, which it
+//! writes as given.
 
 use std::io;
 

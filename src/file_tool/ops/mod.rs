@@ -1,6 +1,10 @@
 //! The file tool's operations, each through descriptors from its root (see `roots`), one module
 //! per kind of call: [`read`] (read, list, stat), [`write`] (write, edit, the atomic replace),
 //! [`search`], and [`tree`] (mkdir, move, remove). What they share is here.
+//!
+//! Trusted with: that each operation reaches only the file its request named, beneath its root and
+//! never through a link, and that its answer stays bounded. What it trusts: [`super::roots`] for
+//! what may be read or written, and the kernel's descriptors.
 
 mod read;
 mod search;

@@ -4,6 +4,10 @@
 //! [`MAX_READ_LINES`] lines and [`MAX_READ_BYTES`] bytes, a list at most [`MAX_LIST_ENTRIES`]
 //! entries; `"more": true` comes with `next_offset` (or `next_byte_offset`), the value to ask for
 //! next. A read streams the file, so any line of any size of file can be reached.
+//!
+//! Trusted with: what a read, list or stat shows the agent: only what `roots` allowed, never
+//! through a link, and without blocking on a FIFO. What it trusts: `roots` for what may be read;
+//! nothing of what a file holds (any bytes: a binary file is said to be one, not shown).
 
 use std::io::BufRead as _;
 

@@ -8,6 +8,10 @@
 //! or files it could not open or read (`unreadable`: a mode that forbids it, a sandbox hole). An
 //! unreadable folder beneath the searched one is counted and passed, never the end of the search.
 //! Binary files, links and special files are not searched by design and do not count.
+//!
+//! Trusted with: that a search reads only beneath the folder the request named, through no link,
+//! and says truly whether it is complete. What it trusts: `roots` for whether that folder may be
+//! read, and the sandbox it runs in for the holes beneath it (each counted `unreadable`).
 
 use std::os::fd::OwnedFd;
 

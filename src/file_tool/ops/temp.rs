@@ -10,6 +10,11 @@
 //! The one race, a sweep taking the lock between the writer's create and its `flock`, is closed
 //! on the writer's side: when its lock fails, or the file it locked has no name any more, it
 //! starts again with a new name.
+//!
+//! Trusted with: removing only temporary files no live writer holds, never through a link (a bug
+//! here could remove a file being written, or a person's file). What it trusts: the kernel's
+//! `flock` (a free lock means the writer is gone), and the name: any regular file beneath a write
+//! root that is named as [`create`] names them is taken for one of its own.
 
 use std::os::fd::OwnedFd;
 

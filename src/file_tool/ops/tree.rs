@@ -1,4 +1,9 @@
 //! `mkdir`, `move` and `remove`: folders and names, one descriptor at a time, never through a link.
+//!
+//! Trusted with: which names are made, moved and removed: only where a write grant covers them, one
+//! descriptor at a time and never through a link (a bug here could remove or move a file outside
+//! the grants). What it trusts: `roots` for what may be written, and the sandbox it runs in for the
+//! holes beneath a write grant.
 
 use std::os::fd::OwnedFd;
 

@@ -11,6 +11,11 @@
 //! those last microseconds is not seen. An `edit` makes the last check even without `expect`,
 //! against the file it read. Modification times are as fine as the file system keeps them, so
 //! the size is part of the version.
+//!
+//! Trusted with: a replaced file's content, owner and permission bits: a bug here could leave a
+//! half-written file, write through a planted link, or hand a person's file to root. What it
+//! trusts: `roots` for what may be written, and the old file's `stat` for the owner, group and bits
+//! it copies.
 
 use std::io::Write as _;
 
