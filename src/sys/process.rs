@@ -110,10 +110,9 @@ pub fn spawn_detached_with(
     }
     let count = passed.len();
     let first_free = 3 + count as libc::c_int;
-    // SAFETY: the hook runs in the forked child before `execve` and makes only async-signal-
-    // safe system calls (setsid, fcntl, dup2, close_range) on values copied before the fork; it
-    // allocates nothing and takes no lock, so it is sound even when the caller has threads. The
-    // descriptors are borrowed for this call, so they are open when the child is forked.
+    // The descriptors are borrowed for this call, so they are open when the child is forked.
+    // SAFETY: the hook makes only async-signal-safe calls (setsid, fcntl, dup2, close_range) on
+    // values copied before the fork, allocates nothing and takes no lock: sound beside threads.
     unsafe {
         cmd.pre_exec(move || {
             if libc::setsid() < 0 {

@@ -116,7 +116,19 @@ pub fn seccomp_notif_send(
     val: i64,
     error: i32,
 ) -> Result<(), rustix::io::Errno> {
+    respond(listener, id, val, error, 0)
+}
+
+/// `SECCOMP_IOCTL_NOTIF_SEND`: the held call `id`'s answer, or with `flags` its going on.
+fn respond(
+    listener: std::os::fd::BorrowedFd<'_>,
+    id: u64,
+    val: i64,
+    error: i32,
+    flags: u32,
+) -> Result<(), rustix::io::Errno> {
     use std::os::fd::AsRawFd as _;
+    /// `struct seccomp_notif_resp`.
     #[repr(C)]
     struct Response {
         id: u64,
@@ -124,7 +136,7 @@ pub fn seccomp_notif_send(
         error: i32,
         flags: u32,
     }
-    let response = Response { id, val, error, flags: 0 };
+    let response = Response { id, val, error, flags };
     // SAFETY: `Response` is `struct seccomp_notif_resp` (24 bytes, the size the ioctl's number
     // encodes); the kernel only reads it.
     let ret = unsafe {
@@ -195,21 +207,7 @@ pub fn seccomp_notif_continue(
     listener: std::os::fd::BorrowedFd<'_>,
     id: u64,
 ) -> Result<(), rustix::io::Errno> {
-    use std::os::fd::AsRawFd as _;
-    #[repr(C)]
-    struct Response {
-        id: u64,
-        val: i64,
-        error: i32,
-        flags: u32,
-    }
-    let response = Response { id, val: 0, error: 0, flags: SECCOMP_USER_NOTIF_FLAG_CONTINUE };
-    // SAFETY: `Response` is `struct seccomp_notif_resp` (24 bytes, the size the ioctl's number
-    // encodes); the kernel only reads it.
-    let ret = unsafe {
-        libc::ioctl(listener.as_raw_fd(), SECCOMP_IOCTL_NOTIF_SEND as _, &response as *const Response)
-    };
-    if ret < 0 { Err(rustix::io::Errno::from_raw_os_error(errno())) } else { Ok(()) }
+    respond(listener, id, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE)
 }
 
 /// `SECCOMP_ADDFD_FLAG_SEND`: install the descriptor and answer the held call with its number, in
