@@ -319,7 +319,11 @@ def attempt(fn):
         return e.strerror
 print("setsid=" + attempt(lambda: subprocess.run(["sleep", "0"], start_new_session=True, check=True)))
 print("setpgid=" + attempt(lambda: subprocess.run(["sleep", "0"], process_group=0, check=True)))
-print("session=" + str(os.getsid(subprocess.Popen(["sh", "-c", "exit"], start_new_session=True).pid) != os.getsid(0)))
+# Keep the Popen until getsid has asked: a dropped Popen reaps an exited child at once, and
+# getsid would then find no such process.
+child = subprocess.Popen(["sleep", "5"], start_new_session=True)
+print("session=" + str(os.getsid(child.pid) != os.getsid(0)))
+child.kill(); child.wait()
 "#;
     for mode in modes() {
         let agent = Agent::new("sessions", POLICY);
