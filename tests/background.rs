@@ -158,7 +158,7 @@ fn the_supervisor_is_detached_from_the_caller() {
 fn the_timeout_ends_everything_with_term_grace_kill() {
     let bg = Bg::new("timeout");
     let id = bg.start_with(
-        &["--timeout", "1"],
+        &["--timeout", "3"],
         &["sh", "-c", &marked("trap '' TERM; sleep 99 & mark $! > ~/Link/Files/child; wait")],
     );
     assert_eq!(id.status.code(), Some(0), "{}", stderr(&id));
@@ -342,7 +342,8 @@ fn a_bridge_that_is_down_is_told_exactly_once_later() {
     });
     let told = a.0["told"].as_array().unwrap().len() + a.1["told"].as_array().unwrap().len();
     assert_eq!(told, 1, "{a:?}");
-    assert_eq!(bridge.wait_for(2, Duration::from_millis(500)).len(), 1);
+    assert_eq!(bridge.wait_for(1, Duration::from_secs(20)).len(), 1, "the one message came");
+    assert_eq!(bridge.wait_for(2, Duration::from_millis(500)).len(), 1, "and no second");
 }
 
 #[test]
@@ -371,7 +372,13 @@ fn a_bridge_that_accepts_and_closes_is_never_told_twice() {
     for _ in 0..3 {
         bg.sweep(Some(&path));
     }
-    std::thread::sleep(Duration::from_millis(200));
+    // A record says `told` before its connect lands: wait for the five, then for a sixth.
+    let until = Instant::now() + Duration::from_secs(20);
+    while *accepted.lock().unwrap() < 5 {
+        assert!(Instant::now() < until, "each command's end was told once");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
     assert_eq!(*accepted.lock().unwrap(), 5, "one connection per command, never a second");
 }
 
@@ -710,7 +717,7 @@ fn a_command_that_makes_sessions_of_its_own_ends_with_its_stop() {
         let stopped = Instant::now();
         let out = run(bg.cmd("stop").arg(&id));
         assert_eq!(out.status.code(), Some(0), "{mode:?}: {}", stderr(&out));
-        assert!(stopped.elapsed() < Duration::from_secs(5), "{mode:?}: the stop waited for what was left");
+        assert!(stopped.elapsed() < Duration::from_secs(15), "{mode:?}: the stop waited for what was left");
         wait_dead(session, Duration::from_secs(3));
         wait_dead(daemon, Duration::from_secs(3));
     }
@@ -733,8 +740,8 @@ fn a_supervisor_killed_leaves_no_session_of_the_command_behind() {
         let sup: i32 = bg.record_field(&id, "supervisor_pid").parse().unwrap();
         // SAFETY: kills the supervisor this test started.
         unsafe { libc::kill(sup, libc::SIGKILL) };
-        wait_dead(session, Duration::from_secs(5));
-        wait_dead(daemon, Duration::from_secs(5));
+        wait_dead(session, Duration::from_secs(15));
+        wait_dead(daemon, Duration::from_secs(15));
         bg.wait_state(&id, "lost", Duration::from_secs(20));
     }
 }
@@ -767,14 +774,14 @@ fn the_sweep_ends_a_session_the_command_made_when_supervisor_and_keeper_died_at_
         libc::kill(sup, libc::SIGKILL);
         libc::kill(keeper, libc::SIGKILL);
     }
-    wait_dead(sup, Duration::from_secs(5));
-    wait_dead(keeper, Duration::from_secs(5));
+    wait_dead(sup, Duration::from_secs(15));
+    wait_dead(keeper, Duration::from_secs(15));
     assert!(alive(session), "still there for the sweep to end");
     let s = bg.sweep(None);
     let lost = s["lost"].as_array().unwrap();
     assert_eq!(lost.len(), 1, "{s}");
     assert_eq!(lost[0]["leftovers_possible"], true, "{s}");
-    wait_dead(session, Duration::from_secs(5));
+    wait_dead(session, Duration::from_secs(15));
     // The daemon's session lost its leader: nothing proves it the command's. It is ended here
     // by the test, as the record warns.
     // SAFETY: kills a process this test's command started.

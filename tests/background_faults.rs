@@ -42,6 +42,7 @@ fn swept_once(bg: &Bg, bridge: &TestBridge, state: &str) -> serde_json::Value {
         let r = only_record(bg);
         if r["told"] == true {
             assert_eq!(r["state"], state, "{r}");
+            assert_eq!(bridge.wait_for(1, Duration::from_secs(20)).len(), 1, "the message came");
             let lines = bridge.wait_for(2, Duration::from_millis(300));
             assert_eq!(lines.len(), 1, "exactly one message: {lines:?}");
             return r;

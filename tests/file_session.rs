@@ -454,7 +454,7 @@ fn a_huge_offset_or_limit_answers_at_once() {
     assert_eq!((r["lines"].as_u64(), r["text"].as_str()), (Some(0), Some("")));
     let r = s.ok(json!({"op": "read", "path": "t.txt", "offset": 1, "limit": i64::MAX}));
     assert_eq!(r["text"], "b\n");
-    assert!(started.elapsed() < Duration::from_secs(5), "found by fuzzing: a loop to the offset");
+    assert!(started.elapsed() < Duration::from_secs(15), "found by fuzzing: a loop to the offset");
 }
 
 #[test]

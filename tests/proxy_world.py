@@ -152,7 +152,7 @@ recorded_lock = threading.Lock()
 
 def recorder(conn):
     """What the proxy sent upstream, byte for byte: everything this connection receives until the
-    head's end and half a second more (or its end) is written to DIR/recorded/N as it comes,
+    head's end and a second more (or its end) is written to DIR/recorded/N as it comes,
     then sent back as the body of a 200."""
     with recorded_lock:
         os.makedirs(RECORDED, exist_ok=True)
@@ -163,7 +163,7 @@ def recorder(conn):
         try:
             while True:
                 if b"\r\n\r\n" in got:
-                    conn.settimeout(0.5)
+                    conn.settimeout(1.0)
                 chunk = conn.recv(1 << 16)
                 if not chunk:
                     break

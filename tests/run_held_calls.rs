@@ -188,7 +188,7 @@ os._exit(3)
     for (mode, r) in agent.python_in_each_mode(script) {
         assert_eq!(r.code, Some(3), "{mode}: {}", r.raw);
     }
-    assert!(started.elapsed() < Duration::from_secs(60), "a held call kept a call from ending");
+    assert!(started.elapsed() < Duration::from_secs(180), "a held call kept a call from ending");
 }
 
 #[test]

@@ -291,7 +291,12 @@ fn nothing_outside_the_sandbox_can_be_signalled_traced_or_read() {
     if !x86_64() {
         return;
     }
-    let mut sentinel = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let mut sentinel = std::process::Command::new("sleep")
+        .arg("3600")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     let pid = sentinel.id();
     let agent = Agent::new("scopes", POLICY);
     let reports = agent.python_in_each_mode(&format!(

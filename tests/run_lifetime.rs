@@ -107,7 +107,7 @@ fn everything_the_program_started_dies_when_it_exits() {
                      setsid sleep 95 2>/dev/null & mark $! > setsid
                      python3 -c 'import os, time; os.setsid(); time.sleep(94)' 2>/dev/null & mark $! > py_setsid
                      DAEMON
-                     while [ ! -s daemon ]; do sleep 0.02; done
+                     while [ ! -s daemon ] || [ ! -s double ]; do sleep 0.02; done
                      sleep 0.2; echo done"
                         .replace("DAEMON", &daemon("daemon"))),
             ],
@@ -115,8 +115,8 @@ fn everything_the_program_started_dies_when_it_exits() {
         assert_eq!(r.code, Some(0), "{mode:?}: {}", r.raw);
         assert!(r.out().contains("done"));
         assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "{mode:?}: the helper waited for the orphans' pipes"
+            started.elapsed() < Duration::from_secs(30),
+            "{mode:?}: the helper waited for the orphans' pipes (they sleep 93 s and more)"
         );
         let marks: Vec<String> = ["bg", "double", "ignores_term", "stopped", "setsid", "py_setsid", "daemon"]
             .iter()
@@ -129,7 +129,8 @@ fn everything_the_program_started_dies_when_it_exits() {
 #[test]
 fn the_timeout_stops_everything_a_tenth_early_and_keeps_the_output() {
     for mode in modes() {
-        let agent = Agent::new("timeout", &POLICY.replace("timeout = 60", "timeout = 2"));
+        // 4 s: the program has 3.6 s to start everything it marks, however loaded the machine.
+        let agent = Agent::new("timeout", &POLICY.replace("timeout = 60", "timeout = 4"));
         let started = Instant::now();
         let r = run_in(
             &agent,
@@ -138,7 +139,8 @@ fn the_timeout_stops_everything_a_tenth_early_and_keeps_the_output() {
                 "sh",
                 "-c",
                 &script(&format!(
-                    "echo started; sleep 99 & mark $! > ~/Link/Files/child; {}; {} wait",
+                    "echo started; sleep 99 & mark $! > ~/Link/Files/child; {}; {} \
+                     while [ ! -s ~/Link/Files/daemon ]; do sleep 0.02; done; wait",
                     own_session_sleeper("session"),
                     daemon("daemon")
                 )),
@@ -149,8 +151,8 @@ fn the_timeout_stops_everything_a_tenth_early_and_keeps_the_output() {
         assert_eq!(r.outcome(), "timed_out");
         assert_eq!(r.json["timed_out"], true);
         assert!(r.out().contains("started"), "what was printed so far comes back: {}", r.raw);
-        assert!(elapsed >= Duration::from_millis(1800), "stopped at 0.9 × 2 s, not before: {elapsed:?}");
-        assert!(elapsed < Duration::from_secs(5), "and returned promptly: {elapsed:?}");
+        assert!(elapsed >= Duration::from_millis(3600), "stopped at 0.9 × 4 s, not before: {elapsed:?}");
+        assert!(elapsed < Duration::from_secs(12), "and returned promptly: {elapsed:?}");
         let marks = [mark_file(&agent, "child"), mark_file(&agent, "session"), mark_file(&agent, "daemon")];
         assert_all_dead(&marks, Duration::from_secs(2));
     }
@@ -163,7 +165,10 @@ fn the_timeout_holds_when_a_grandchild_keeps_the_pipes_open() {
     // The program waits on a child that holds stdout and stderr and never ends.
     let r = agent.run(&["sh", "-c", "(exec sleep 99) & wait"]);
     assert_eq!(r.code, Some(124), "{}", r.raw);
-    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the helper waited for the pipes' holder (sleep 99)"
+    );
 }
 
 fn stop_with(signal: i32, expected_code: i32) {
@@ -183,7 +188,10 @@ fn stop_with(signal: i32, expected_code: i32) {
         assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
         let signalled = Instant::now();
         let out = child.wait_with_output().unwrap();
-        assert!(signalled.elapsed() < Duration::from_secs(5), "{mode:?}: the helper waited for what it left");
+        assert!(
+            signalled.elapsed() < Duration::from_secs(15),
+            "{mode:?}: the helper waited for what it left"
+        );
         let r = Report::from(out);
         assert_eq!(r.code, Some(expected_code), "{mode:?}: {}", r.raw);
         assert_eq!(r.outcome(), "stopped");
@@ -292,7 +300,7 @@ fn memory_stays_bounded_however_much_is_printed() {
 
 #[test]
 fn the_text_report_is_for_a_person() {
-    let agent = Agent::new("text", &POLICY.replace("timeout = 60", "timeout = 1"));
+    let agent = Agent::new("text", &POLICY.replace("timeout = 60", "timeout = 3"));
     let out = run(lnk()
         .env("HOME", &agent.home)
         .args(["sandbox", "run", "--file"])

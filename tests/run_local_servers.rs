@@ -95,12 +95,13 @@ print("ready", flush=True)
 
 #[test]
 fn the_hosts_own_server_on_the_same_port_is_never_stopped() {
-    // The host's own process listens on the wildcard at a port while the call's server asked for
-    // that very port: both work (the call took no port of the host's).
+    // The host's own process listens on the wildcard at a port and the call's server asks for
+    // that very port: both work, and the host's server still answers (the call took no port of
+    // the host's). The host's listener is made first and kept: a port freed and taken again
+    // later could be taken by anyone meanwhile.
     let agent = Agent::new("local-server-host", POLICY);
-    let host = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = host.local_addr().unwrap().port();
-    drop(host);
+    let mine = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let port = mine.local_addr().unwrap().port();
     let script = format!(
         r#"
 s = socket.socket(); s.bind(("127.0.0.1", {port})); s.listen()
@@ -113,11 +114,18 @@ import time; print("listening", flush=True); time.sleep(3)
     let mut c = agent.command(&[], &["python3", "-c", &full]);
     c.current_dir(&home).env("LNK_TEST_LANDLOCK_ONLY", "1").stdout(std::process::Stdio::piped());
     let child = c.spawn().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let mine = std::net::TcpListener::bind(("0.0.0.0", port));
     let r = Report::from(child.wait_with_output().unwrap());
-    assert!(mine.is_ok(), "the host's own server could not listen on {port}: {:?}\n{}", mine.err(), r.raw);
     r.assert_said("bound", &port.to_string());
+    // The host's server is still the one at its port.
+    let _client = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    mine.set_nonblocking(true).unwrap();
+    let accepted = (0..250).any(|_| {
+        mine.accept().is_ok() || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            false
+        }
+    });
+    assert!(accepted, "the host's own server at {port} was taken: {}", r.raw);
     // And after the call nothing of it listens.
     let listened = r.json["servers"][0]["listened"].as_str().unwrap().to_owned();
     assert!(std::net::TcpStream::connect(&listened).is_err(), "{listened} outlived the call");

@@ -10,7 +10,7 @@
 mod common;
 use common::*;
 
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
 
 const POLICY: &str = "commands = [\"python3\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\n";
 
@@ -23,7 +23,7 @@ struct Victim(Child);
 
 impl Victim {
     fn start() -> Victim {
-        Victim(Command::new("sleep").arg("60").spawn().unwrap())
+        Victim(Command::new("sleep").arg("3600").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap())
     }
     fn pid(&self) -> u32 {
         self.0.id()

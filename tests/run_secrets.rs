@@ -384,12 +384,20 @@ fn a_secret_made_during_a_call_stays_closed_to_it() {
     let folder = agent.home.join("Link/Files/work");
     std::fs::create_dir_all(&folder).unwrap();
     let records = agent.home.join("agent");
-    let script = "while ! test -e ~/.ssh/late; do sleep 0.05; done; cat ~/.ssh/late ~/agent/runs/r; cat ../../.ssh/late; echo done";
+    // The program marks that it runs (its world is built by then), and only then are the
+    // secrets made: made earlier, they would be there at the start, which other tests cover.
+    let script = ": > started; while ! test -e ~/.ssh/late; do sleep 0.05; done; cat ~/.ssh/late ~/agent/runs/r; cat ../../.ssh/late; echo done";
     for mode in modes() {
         let mut c = agent.command(&["--agent-dir", records.to_str().unwrap()], &["sh", "-c", script]);
         c.current_dir(&folder).stdout(std::process::Stdio::piped());
         let child = in_mode(&mut c, mode).spawn().unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(300));
+        let started = folder.join("started");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !started.exists() {
+            assert!(std::time::Instant::now() < deadline, "{mode:?}: the program never started");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::fs::remove_file(&started).unwrap();
         std::fs::create_dir_all(records.join("runs")).unwrap();
         std::fs::write(records.join("runs/r"), "SECRET-late-record").unwrap();
         std::fs::create_dir_all(agent.home.join(".ssh")).unwrap();

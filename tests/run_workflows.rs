@@ -130,7 +130,7 @@ const EVERYDAY_WORK: &str = r#"
 python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 &
 server=$!
 code=000; i=0
-while [ $i -lt 50 ] && [ "$code" != 200 ]; do code=$(curl -s -o /dev/null -w '%{http_code}' http://localhost:8765/); i=$((i+1)); sleep 0.1; done
+while [ $i -lt 300 ] && [ "$code" != 200 ]; do code=$(curl -s -o /dev/null -w '%{http_code}' http://localhost:8765/); i=$((i+1)); sleep 0.1; done
 [ "$code" = 200 ] && echo server-ok
 kill $server
 python3 - <<'PY'

@@ -227,7 +227,7 @@ const POLICY: &str = r#"commands = ["sh", "cat", "sleep", "python3", "curl"]
 read = ["~"]
 write = ["~/Link/Files"]
 [tool.run]
-timeout = 1
+timeout = 30
 "#;
 
 #[test]
@@ -238,7 +238,11 @@ fn run_reports_match_the_schema() {
     let agent = Agent::new("schema-run", POLICY);
     let mut outputs = vec![
         one_line("a program that exits", &run(&mut agent.command(&[], &["sh", "-c", "echo hi; exit 3"]))),
-        one_line("a program that times out", &run(&mut agent.command(&[], &["sleep", "5"]))),
+        one_line(
+            "a program that times out",
+            &run(&mut Agent::new("schema-run-timeout", &POLICY.replace("timeout = 30", "timeout = 1"))
+                .command(&[], &["sleep", "5"])),
+        ),
         one_line(
             "a start outside every grant (in the own world, maybe beneath the host's /tmp)",
             &run(agent.command(&[], &["sh", "-c", "pwd"]).current_dir(&agent.dir.path)),

@@ -16,7 +16,7 @@ def exchange(*pieces):
     s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
     for i, piece in enumerate(pieces):
         if i:
-            time.sleep(0.3)
+            time.sleep(0.1)
         s.sendall(piece)
     out = b""
     while True:
