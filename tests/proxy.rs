@@ -523,25 +523,20 @@ fn the_held_doors_listeners_serve_the_call_and_no_other_process() {
     let w = World::in_mode("proxy-held-stranger", policy, true);
     let stranger = r#"
 import socket, sys, time
-# Waits until the call's listeners are up (however slowly lnk starts), then takes them all.
-deadline = time.time() + 20
-while True:
+def listening():
     ports = set()
     for line in open("/proc/net/tcp").read().splitlines()[1:]:
         local, state = line.split()[1], line.split()[3]
         ip, port = local.split(":")
         if state == "0A" and ip == "0100007F":
             ports.add(int(port, 16))
-    if ports - {80, 8080} or time.time() > deadline:
-        break
+    return ports
+# Waits until the call's listeners are up (however slowly lnk starts), then takes them all.
+deadline = time.time() + 20
+while not listening() - {80, 8080} and time.time() < deadline:
     time.sleep(0.05)
 time.sleep(0.2)
-ports = set()
-for line in open("/proc/net/tcp").read().splitlines()[1:]:
-    local, state = line.split()[1], line.split()[3]
-    ip, port = local.split(":")
-    if state == "0A" and ip == "0100007F":
-        ports.add(int(port, 16))
+ports = listening()
 served = []
 for port in sorted(ports - {80, 8080}):
     try:

@@ -67,8 +67,20 @@ pub fn rerun_with_binaries_beneath_tmp(this_test: &str) {
     }
 }
 
+/// Runs `cmd` to its end. A binary a test has just copied can be briefly "busy": another test
+/// thread that forked meanwhile holds the copy's write descriptor until its child execs. That
+/// passes, so the run is tried again, a bounded number of times.
 pub fn run(cmd: &mut Command) -> Output {
-    cmd.output().expect("the binary runs")
+    let mut tries = 0;
+    loop {
+        match cmd.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            result => return result.expect("the binary runs"),
+        }
+    }
 }
 
 pub fn stdout(o: &Output) -> String {
