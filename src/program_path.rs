@@ -172,7 +172,11 @@ mod tests {
 
     #[test]
     fn a_small_folder_is_listed_after_two_misses_and_a_large_one_never() {
-        let base = std::env::temp_dir().join(format!("lnk-folder-names-{}", std::process::id()));
+        let base = std::env::temp_dir().join(format!(
+            "lnk-folder-names-{}-{}",
+            rustix::process::getuid().as_raw(),
+            std::process::id()
+        ));
         let (small, large) = (base.join("small"), base.join("large"));
         std::fs::create_dir_all(&small).unwrap();
         std::fs::create_dir_all(&large).unwrap();
@@ -201,7 +205,11 @@ mod tests {
     #[test]
     fn never_reads_the_callers_path() {
         // A PATH of the caller's naming a folder with a program of its own is ignored.
-        let dir = std::env::temp_dir().join(format!("lnk-path-test-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!(
+            "lnk-path-test-{}-{}",
+            rustix::process::getuid().as_raw(),
+            std::process::id()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         let fake = dir.join("lnk-only-here");
         std::fs::write(&fake, "#!/bin/sh\n").unwrap();
@@ -214,7 +222,11 @@ mod tests {
 
     #[test]
     fn skips_non_executables_and_folders_and_refuses_paths() {
-        let dir = std::env::temp_dir().join(format!("lnk-path-test2-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!(
+            "lnk-path-test2-{}-{}",
+            rustix::process::getuid().as_raw(),
+            std::process::id()
+        ));
         std::fs::create_dir_all(dir.join("adir")).unwrap();
         std::fs::write(dir.join("plain"), "x").unwrap();
         std::fs::set_permissions(dir.join("plain"), std::fs::Permissions::from_mode(0o644)).unwrap();

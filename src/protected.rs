@@ -316,7 +316,11 @@ mod tests {
 
     #[test]
     fn a_grant_beneath_a_protected_folder_opens_that_folder_alone() {
-        let dir = std::env::temp_dir().join(format!("lnk-protected-inner-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!(
+            "lnk-protected-inner-{}-{}",
+            rustix::process::getuid().as_raw(),
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         let gcloud = dir.join(".config/gcloud");
         std::fs::create_dir_all(gcloud.join("configurations/x")).unwrap();

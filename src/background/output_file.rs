@@ -210,7 +210,11 @@ mod tests {
 
     #[test]
     fn a_planted_name_makes_creation_fail_and_leaves_the_victim_alone() {
-        let dir = std::env::temp_dir().join(format!("lnk-outfile-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!(
+            "lnk-outfile-{}-{}",
+            rustix::process::getuid().as_raw(),
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("files/background")).unwrap();
         let victim = dir.join("victim");

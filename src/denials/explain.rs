@@ -471,7 +471,11 @@ mod tests {
     }
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("lnk-denials-{name}-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!(
+            "lnk-denials-{name}-{}-{}",
+            rustix::process::getuid().as_raw(),
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
@@ -558,7 +562,8 @@ mod tests {
 
     #[test]
     fn without_the_own_world_the_hosts_shared_places_get_no_fix() {
-        let file = format!("/tmp/lnk-hosts-own-{}", std::process::id());
+        let file =
+            format!("/tmp/lnk-hosts-own-{}-{}", rustix::process::getuid().as_raw(), std::process::id());
         let folder = format!("{file}-folder");
         std::fs::create_dir_all(&folder).unwrap();
         for place in [

@@ -171,7 +171,11 @@ mod tests {
     use std::os::unix::fs::PermissionsExt as _;
 
     fn scratch(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("lnk-look-{name}-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!(
+            "lnk-look-{name}-{}-{}",
+            rustix::process::getuid().as_raw(),
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir

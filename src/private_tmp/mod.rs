@@ -237,7 +237,11 @@ mod tests {
     }
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("lnk-ptmp-{name}-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!(
+            "lnk-ptmp-{name}-{}-{}",
+            rustix::process::getuid().as_raw(),
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir

@@ -148,7 +148,11 @@ mod tests {
 
     #[test]
     fn a_tree_far_deeper_than_the_descriptors_allow_is_removed() {
-        let top = std::env::temp_dir().join(format!("lnk-remove-deep-{}", std::process::id()));
+        let top = std::env::temp_dir().join(format!(
+            "lnk-remove-deep-{}-{}",
+            rustix::process::getuid().as_raw(),
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&top);
         std::fs::create_dir(&top).unwrap();
         // 3,000 levels (more than a default limit of 1,024 descriptors, were one held per

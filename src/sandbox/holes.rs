@@ -212,7 +212,11 @@ mod tests {
         }
     }
     fn scratch(name: &str) -> Dir {
-        let dir = std::env::temp_dir().join(format!("lnk-holes-{name}-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!(
+            "lnk-holes-{name}-{}-{}",
+            rustix::process::getuid().as_raw(),
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         Dir(dir)

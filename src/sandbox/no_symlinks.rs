@@ -119,7 +119,11 @@ mod tests {
 
     #[test]
     fn symlinks_anywhere_in_a_grant_are_refused() {
-        let dir = std::env::temp_dir().join(format!("lnk-grants-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!(
+            "lnk-grants-{}-{}",
+            rustix::process::getuid().as_raw(),
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("real/inner")).unwrap();
         std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();

@@ -106,7 +106,11 @@ mod tests {
 
     #[test]
     fn a_trusted_file_through_a_link_into_a_write_grant_is_refused() {
-        let d = std::env::temp_dir().join(format!("lnk-trusted-{}", std::process::id()));
+        let d = std::env::temp_dir().join(format!(
+            "lnk-trusted-{}-{}",
+            rustix::process::getuid().as_raw(),
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(d.join("work/tools")).unwrap();
         std::fs::create_dir_all(d.join("safe")).unwrap();

@@ -237,7 +237,11 @@ mod tests {
 
     #[test]
     fn a_missing_hole_is_found_where_it_would_be() {
-        let d = std::env::temp_dir().join(format!("lnk-walk-{}", std::process::id()));
+        let d = std::env::temp_dir().join(format!(
+            "lnk-walk-{}-{}",
+            rustix::process::getuid().as_raw(),
+            std::process::id()
+        ));
         let mut walked = Folders::new();
         let w = walk(&d.join("no/such/./x"), &mut walked, true).unwrap();
         assert_eq!(w.real, Some(d.join("no/such/x")));
@@ -246,7 +250,11 @@ mod tests {
 
     #[test]
     fn a_relative_path_with_dots_and_links_is_walked_to_where_it_leads() {
-        let d = std::env::temp_dir().join(format!("lnk-walk-dots-{}", std::process::id()));
+        let d = std::env::temp_dir().join(format!(
+            "lnk-walk-dots-{}-{}",
+            rustix::process::getuid().as_raw(),
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(d.join("a/b")).unwrap();
         std::fs::write(d.join("a/f"), "x").unwrap();
