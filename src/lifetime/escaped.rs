@@ -5,11 +5,12 @@
 //! call goes on into the kernel. So the keeper's group alone no longer holds every process of
 //! the call, and ending it no longer ends them all. What does:
 //!
-//! - **The groups noted.** Each noted leader that still provably leads its group (the same pid
-//!   and start time, its process group its own number) has its group signalled through a pidfd
-//!   ([`signal_groups`]): all of it at once, and nothing else, since a group holds processes of
-//!   one session only, and a sandboxed process can make or join sessions of its own descent
-//!   only.
+//! - **The groups noted.** Each noted leader is a process of the call, held by a pidfd taken
+//!   while it provably was (see [`crate::notify::groups`]), and its group is signalled through
+//!   that pidfd ([`signal_groups`]): the group the kernel names by that process, which only it
+//!   or its parent (both the call's) can have made, all of it at once and nothing else, since a
+//!   group holds processes of one session only, and a sandboxed process can make or join
+//!   sessions of its own descent only.
 //! - **The tree.** The helper and the keeper are child subreapers: whatever the program's
 //!   processes leave behind is reparented to the keeper, then to the helper, never past it. So
 //!   every process of the call is a descendant of the one that ends it, and
@@ -28,19 +29,18 @@ use std::time::{Duration, Instant};
 
 use rustix::process::Signal;
 
+use crate::notify::groups::Leader;
 use crate::procfs::{self, Process};
 
 /// How long [`end_descendants`] goes on before it gives up on what still lives.
 const ENDING_LIMIT: Duration = Duration::from_secs(5);
 
-/// Sends `signal` to the group each of `leaders` still provably leads.
-pub fn signal_groups(leaders: &[Process], signal: Signal) {
+/// Sends `signal` to the group each of `leaders` leads, through the pidfd taken when it was
+/// noted: a group it made and still leads, or whose members outlive it (the group is named by
+/// the process the pidfd holds, never by a number another process could have taken since).
+pub fn signal_groups(leaders: &[Leader], signal: Signal) {
     for leader in leaders {
-        if let Some((pidfd, stat)) = leader.open() {
-            if stat.pgrp == leader.pid {
-                let _ = crate::sys::pidfd_signal_group(&pidfd, signal.as_raw());
-            }
-        }
+        let _ = crate::sys::pidfd_signal_group(&leader.pidfd, signal.as_raw());
     }
 }
 

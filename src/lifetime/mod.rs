@@ -49,6 +49,7 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags};
 use rustix::process::{Pid, Signal, WaitOptions};
 
+use crate::notify::groups::Leader;
 use crate::procfs::Process;
 use crate::sandbox::Sandbox;
 use crate::sys::{self, Forked};
@@ -197,7 +198,7 @@ impl Group {
     /// Kills every process of the group, and of the groups the program made (`leaders`, see
     /// [`escaped`]). Sound only while the keeper is unreaped, which the type guarantees: `reap`
     /// consumes the group.
-    fn kill(&self, leaders: &[Process]) {
+    fn kill(&self, leaders: &[Leader]) {
         debug_assert!(!self.reaped);
         let _ = rustix::process::kill_process_group(self.keeper, Signal::KILL);
         escaped::signal_groups(leaders, Signal::KILL);
@@ -222,7 +223,7 @@ impl Group {
 
     /// Sends SIGTERM and SIGCONT (a stopped process must run to act on a SIGTERM) to the group,
     /// and to the groups the program made (`leaders`).
-    fn signal_gracefully(&self, leaders: &[Process]) {
+    fn signal_gracefully(&self, leaders: &[Leader]) {
         debug_assert!(!self.reaped);
         let _ = rustix::process::kill_process_group(self.keeper, Signal::TERM);
         let _ = rustix::process::kill_process_group(self.keeper, Signal::CONT);
@@ -266,7 +267,7 @@ impl Group {
                 if kill_at.is_none() {
                     waited.timed_out = true;
                 }
-                let leaders = notifier.as_deref().map_or(&[][..], |n| n.groups());
+                let leaders = notifier.as_deref().map_or(&[][..], |n| n.leaders());
                 if kill_at.is_none() && !grace.is_zero() {
                     self.signal_gracefully(leaders);
                     kill_at = Some(now + grace);
@@ -300,7 +301,7 @@ impl Group {
             match rustix::event::poll(&mut fds, timeout.as_ref()) {
                 Ok(_) | Err(rustix::io::Errno::INTR) => {}
                 Err(_) => {
-                    self.kill(notifier.as_deref().map_or(&[][..], |n| n.groups()));
+                    self.kill(notifier.as_deref().map_or(&[][..], |n| n.leaders()));
                     break;
                 }
             }
@@ -330,21 +331,21 @@ impl Group {
                         // Reported, or the keeper is gone without a word: either way the group
                         // ends now (the keeper's own kill may not have happened).
                         status_open = false;
-                        self.kill(notifier.as_deref().map_or(&[][..], |n| n.groups()));
+                        self.kill(notifier.as_deref().map_or(&[][..], |n| n.leaders()));
                         drain_until.get_or_insert(Instant::now() + DRAIN_AFTER_KILL);
                     }
                     4 => {
                         if let Some(n) = notifier.as_deref_mut() {
                             n.ready(revents.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL));
                             if n.take_new_groups() {
-                                on_new_groups(n.groups(), n.more_groups());
+                                on_new_groups(&n.groups(), n.more_groups());
                             }
                         }
                     }
                     _ => {
                         if let Some(sig) = sys::read_signal(stop_signals.as_fd()) {
                             waited.stopped_by.get_or_insert(sig);
-                            let leaders = notifier.as_deref().map_or(&[][..], |n| n.groups());
+                            let leaders = notifier.as_deref().map_or(&[][..], |n| n.leaders());
                             if grace.is_zero() || kill_at.is_some() {
                                 self.kill(leaders);
                                 drain_until.get_or_insert(Instant::now() + DRAIN_AFTER_KILL);
@@ -362,7 +363,7 @@ impl Group {
             None => self.read_start_failure(),
         };
         match notifier {
-            Some(n) => self.reap(n.groups(), n.made_groups()),
+            Some(n) => self.reap(n.leaders(), n.made_groups()),
             None => self.reap(&[], false),
         }
         waited
@@ -389,7 +390,7 @@ impl Group {
     /// process reparented to the helper. When the program made groups of its own (`escaped`),
     /// what it left in them is the helper's descendants now (the keeper and the helper are child
     /// subreapers) and is ended too, group by group (see [`escaped`]).
-    fn reap(&mut self, leaders: &[Process], escaped: bool) {
+    fn reap(&mut self, leaders: &[Leader], escaped: bool) {
         self.kill(leaders);
         let _ = rustix::process::waitpid(Some(self.keeper), WaitOptions::empty());
         self.reaped = true;

@@ -31,6 +31,7 @@
 //! What it costs: a socket pair and one message per launch; a held call costs two context
 //! switches and a few system calls of the helper's.
 
+pub mod groups;
 pub mod memory;
 pub mod metadata;
 pub mod request;
@@ -92,10 +93,10 @@ pub struct Notifier {
     state: State,
     /// The held calls the helper refused that the report names (each kind once).
     refusals: Vec<crate::denials::Denial>,
-    /// The leaders of the groups the program made (`setsid`, `setpgid`), at most
-    /// [`MAX_GROUPS`]: what ends the call signals besides the keeper's group (see
-    /// [`crate::lifetime`]).
-    groups: Vec<crate::procfs::Process>,
+    /// The processes of the call that may lead a group they made (`setsid`, `setpgid`), at
+    /// most [`MAX_GROUPS`]: what ends the call signals besides the keeper's group (see
+    /// [`groups`] and [`crate::lifetime`]).
+    groups: Vec<groups::Leader>,
     /// Whether the program made any group (noted or past [`MAX_GROUPS`]): then what ends the
     /// call also looks for every process it left.
     made_groups: bool,
@@ -177,8 +178,13 @@ impl Notifier {
     }
 
     /// The leaders of the groups the program made, as noted.
-    pub fn groups(&self) -> &[crate::procfs::Process] {
+    pub fn leaders(&self) -> &[groups::Leader] {
         &self.groups
+    }
+
+    /// The same, by pid and start time, for a record.
+    pub fn groups(&self) -> Vec<crate::procfs::Process> {
+        self.groups.iter().map(|l| l.process).collect()
     }
 
     /// Whether the program made any group of its own.
@@ -257,7 +263,7 @@ impl Notifier {
         // nothing the program could change after they were read.
         if let Ok(request::Call::Session(call)) = request::decode_call(i64::from(held.nr), held.args) {
             if held.arch == crate::sys::AUDIT_ARCH {
-                self.note_group(&held, call);
+                self.note_group(listener.as_fd(), &held, call);
                 let _ = crate::sys::seccomp_notif_continue(listener.as_fd(), held.id);
             } else {
                 let _ = crate::sys::seccomp_notif_send(listener.as_fd(), held.id, 0, -libc::ENOSYS);
@@ -279,39 +285,22 @@ impl Notifier {
         true
     }
 
-    /// Notes the leader of the group a held `setsid` or `setpgid` makes, if it makes one: the
-    /// calling process for `setsid`; for `setpgid(pid, pgid)`, the process `pid` (0: the caller)
-    /// when `pgid` is 0 or its own pid. A call the kernel then refuses leaves a leader that leads
-    /// no group, which the end of the call finds and leaves alone.
-    fn note_group(&mut self, held: &Held, call: &str) {
+    /// Notes the process that leads the group a held `setsid` or `setpgid` makes, when it is
+    /// provably the call's (see [`groups`]).
+    fn note_group(&mut self, listener: BorrowedFd<'_>, held: &Held, call: &str) {
         self.made_groups = true;
-        let caller = thread_group(held.pid);
-        let leader = match call {
-            "setsid" => caller,
-            _ => {
-                let (pid, pgid) = (held.args[0] as u32 as i32, held.args[1] as u32 as i32);
-                let target = if pid == 0 { caller } else { Some(pid) };
-                target.filter(|t| pgid == 0 || pgid == *t)
-            }
-        };
-        let Some(process) = leader.and_then(crate::procfs::Process::at) else { return };
-        if self.groups.contains(&process) {
+        let Some(leader) = groups::leader_of(listener, held, call) else { return };
+        if self.groups.contains(&leader) {
             return;
         }
         if self.groups.len() < MAX_GROUPS {
-            self.groups.push(process);
+            self.groups.push(leader);
             self.new_groups = true;
         } else if !self.more_groups {
             self.more_groups = true;
             self.new_groups = true;
         }
     }
-}
-
-/// The process (thread group) of thread `tid`.
-fn thread_group(tid: u32) -> Option<i32> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    status.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse().ok())
 }
 
 /// Keeps `denial` for the report, once, and no more than the report lists.

@@ -423,3 +423,21 @@ pub fn exec_path() -> Option<std::ffi::OsString> {
     let name = unsafe { std::ffi::CStr::from_ptr(at as *const libc::c_char) };
     Some(std::ffi::OsStr::from_bytes(name.to_bytes()).to_owned())
 }
+
+/// Whether the process a pidfd holds is still there (not yet reaped): `pidfd_send_signal` with
+/// signal 0, which only checks. A process the caller may not signal is there too (`EPERM`).
+pub fn pidfd_alive(pidfd: std::os::fd::BorrowedFd<'_>) -> bool {
+    use std::os::fd::AsRawFd as _;
+    // SAFETY: a live descriptor, signal 0, a NULL siginfo and no flags: the kernel reads no
+    // memory of ours and sends nothing.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            0,
+            std::ptr::null::<libc::siginfo_t>(),
+            0 as libc::c_uint,
+        )
+    };
+    ret == 0 || super::errno() == libc::EPERM
+}

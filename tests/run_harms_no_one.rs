@@ -1,0 +1,158 @@
+//! Nothing a call does reaches past it: a held call acts only on the call's own, the helper
+//! never stops answering, and a call's appetite for the host's shared resources is bounded.
+//!
+//! Each test acts as a hostile program would, in each mode this machine gives (the own world,
+//! and the Landlock-only mode, where the helper holds calls for the program), and the suite runs
+//! as root and as an ordinary user.
+
+mod common;
+use common::background::*;
+use common::*;
+
+use std::os::unix::process::CommandExt as _;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A process of the host's, not the call's, that leads a process group and a session of its
+/// own (as a shell, a daemon or the harness does); killed when dropped.
+struct Stranger(Child);
+
+impl Stranger {
+    fn start() -> Stranger {
+        let mut c = Command::new("sleep");
+        c.arg("3600").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        // SAFETY: setsid is async-signal-safe, and the closure touches nothing else.
+        unsafe {
+            c.pre_exec(|| if libc::setsid() < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
+        }
+        let child = c.spawn().unwrap();
+        let pid = child.id() as i32;
+        // It leads its group once setsid returned, before it ran `sleep`.
+        let until = Instant::now() + Duration::from_secs(10);
+        while std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| s.rsplit(')').next().unwrap_or("").split_whitespace().nth(2) != Some(&pid.to_string()))
+            .unwrap_or(true)
+        {
+            assert!(Instant::now() < until, "the stranger never led its group");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Stranger(child)
+    }
+
+    fn pid(&self) -> i32 {
+        self.0.id() as i32
+    }
+
+    fn alive(&mut self) -> bool {
+        matches!(self.0.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Stranger {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A hostile script: names the stranger's pid in every `setpgid` and `setsid` form (each
+/// refused by the kernel: it is not the caller's child), says what it got, then sleeps `sleep`
+/// seconds (a background command is ended while it sleeps).
+fn name_the_stranger(victim: i32, sleep: u32) -> String {
+    format!(
+        "import os, time, errno
+def attempt(f):
+    try:
+        f(); return 'ok'
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+print('as_leader=' + attempt(lambda: os.setpgid({victim}, 0)), flush=True)
+print('own_number=' + attempt(lambda: os.setpgid({victim}, {victim})), flush=True)
+print('join=' + attempt(lambda: os.setpgid(0, {victim})), flush=True)
+time.sleep({sleep})
+"
+    )
+}
+
+const POLICY: &str = r#"commands = ["sh", "sleep", "python3"]
+[files]
+read = ["~"]
+write = ["~/Link/Files"]
+[tool.run]
+timeout = 60
+"#;
+
+#[test]
+fn a_program_that_names_a_host_process_in_setpgid_ends_without_killing_its_group() {
+    for mode in modes() {
+        let agent = Agent::new("setpgid-stranger", POLICY);
+        let mut stranger = Stranger::start();
+        let script = name_the_stranger(stranger.pid(), 0);
+        let r = Report::from(run(in_mode(&mut agent.command(&[], &["python3", "-c", &script]), mode)));
+        assert_eq!(r.code, Some(0), "{mode:?}: {}", r.raw);
+        // The kernel refuses each (the stranger is not the caller's child; in the own world it
+        // is not even there), and the helper answers as the kernel does.
+        for name in ["as_leader", "own_number", "join"] {
+            assert_ne!(r.said(name), "ok", "{mode:?}: {name}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(stranger.alive(), "{mode:?}: the call's end killed the host's process group");
+    }
+}
+
+#[test]
+fn a_background_command_that_names_a_host_process_leaves_it_alone_at_its_stop_and_in_the_sweep() {
+    for mode in modes() {
+        // Ended by a stop.
+        let bg = Bg::new("bg-stranger-stop");
+        let mut stranger = Stranger::start();
+        let out = start_in(&bg, mode, &["python3", "-c", &name_the_stranger(stranger.pid(), 90)]);
+        assert_eq!(out.status.code(), Some(0), "{mode:?}: {}", stderr(&out));
+        let id = stdout(&out).trim().to_owned();
+        wait_for_output(&bg, &id, "join=");
+        let out = run(bg.cmd("stop").arg(&id));
+        assert_eq!(out.status.code(), Some(0), "{mode:?}: {}", stderr(&out));
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(stranger.alive(), "{mode:?}: the stop killed the host's process group");
+        assert!(!bg.record_text(&id).contains(&format!("\"{}:", stranger.pid())), "{mode:?}: recorded");
+        drop(bg);
+
+        // Its supervisor and keeper killed at once: the sweep ends what the record names.
+        let bg = Bg::new("bg-stranger-sweep");
+        let out = start_in(&bg, mode, &["python3", "-c", &name_the_stranger(stranger.pid(), 90)]);
+        assert_eq!(out.status.code(), Some(0), "{mode:?}: {}", stderr(&out));
+        let id = stdout(&out).trim().to_owned();
+        wait_for_output(&bg, &id, "join=");
+        assert!(!bg.record_text(&id).contains(&format!("\"{}:", stranger.pid())), "{mode:?}: recorded");
+        let sup: i32 = bg.record_field(&id, "supervisor_pid").parse().unwrap();
+        let keeper: i32 = bg.record_field(&id, "keeper_pid").parse().unwrap();
+        // SAFETY: stops, then kills, the keeper and the supervisor this test started.
+        unsafe {
+            libc::kill(keeper, libc::SIGSTOP);
+            libc::kill(sup, libc::SIGKILL);
+            libc::kill(keeper, libc::SIGKILL);
+        }
+        wait_dead(sup, Duration::from_secs(15));
+        wait_dead(keeper, Duration::from_secs(15));
+        bg.sweep(None);
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(stranger.alive(), "{mode:?}: the sweep killed the host's process group");
+    }
+}
+
+/// Starts a background command in `mode`.
+fn start_in(bg: &Bg, mode: Mode, program: &[&str]) -> std::process::Output {
+    let mut c = bg.cmd("start");
+    c.arg("--file").arg(&bg.policy).args(["--grace-ms", "300", "--"]).args(program);
+    run(in_mode(&mut c, mode))
+}
+
+/// Waits until the background command's output holds `text`.
+fn wait_for_output(bg: &Bg, id: &str, text: &str) {
+    let path = bg.files_dir.join("background").join(format!("{id}.out"));
+    let until = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&path).is_ok_and(|t| t.contains(text)) {
+        assert!(Instant::now() < until, "the command never said {text:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
