@@ -156,3 +156,56 @@ fn wait_for_output(bg: &Bg, id: &str, text: &str) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn a_call_cannot_prepare_where_a_persons_link_will_put_a_secret() {
+    // GNU stow's tree folding (`~/.config` → `dotfiles/config`, with `~/dotfiles` writable) and
+    // a dangling `~/.netrc` → `work/dotfiles/netrc` (with `~/work` writable): where each link
+    // leads does not exist yet. A call must not make it (a folder, a hard link to a file it can
+    // read later, a link of its own), or the person's tool would write the token there.
+    let policy = r#"commands = ["sh", "mkdir", "ln", "cat", "ls", "echo"]
+[files]
+read = ["~"]
+write = ["~/Link/Files", "~/dotfiles", "~/work"]
+"#;
+    let agent = Agent::new("planted-secret", policy);
+    let home = &agent.home;
+    std::fs::create_dir_all(home.join("dotfiles")).unwrap();
+    std::fs::create_dir_all(home.join("work")).unwrap();
+    std::os::unix::fs::symlink("dotfiles/config", home.join(".config")).unwrap();
+    std::os::unix::fs::symlink("work/dotfiles/netrc", home.join(".netrc")).unwrap();
+    let hostile = "cd ~
+mkdir -p dotfiles/config/gh 2>/dev/null && ln dotfiles/bait dotfiles/config/gh/hosts.yml 2>/dev/null
+ln -s ../Link/Files dotfiles/config 2>/dev/null
+mkdir -p work/dotfiles 2>/dev/null && ln work/bait work/dotfiles/netrc 2>/dev/null
+echo planted > ~/.netrc 2>/dev/null
+echo planted > ~/.config 2>/dev/null
+ls dotfiles work
+true";
+    // Files of the call's to link from (a new file cannot be made beside a hole's way).
+    std::fs::write(home.join("work/bait"), "bait").unwrap();
+    std::fs::write(home.join("dotfiles/bait"), "bait").unwrap();
+    for (mode, r) in agent.in_each_mode_at(home, &[], &[], &["sh", "-c", hostile]) {
+        assert_eq!(r.code, Some(0), "{mode}: {}", r.raw);
+        for made in ["dotfiles/config", "work/dotfiles"] {
+            assert!(
+                std::fs::symlink_metadata(home.join(made)).is_err(),
+                "{mode}: the call made `~/{made}`, where a person's link leads: {}",
+                r.raw
+            );
+        }
+        for bait in ["work/bait", "dotfiles/bait"] {
+            let links = std::fs::metadata(home.join(bait)).map(|m| std::os::unix::fs::MetadataExt::nlink(&m));
+            assert_eq!(links.ok(), Some(1), "{mode}: `~/{bait}` was linked elsewhere");
+        }
+    }
+    // The person's tools then write through the links; a call reads neither, by either name.
+    std::fs::create_dir_all(home.join("dotfiles/config/gh")).unwrap();
+    std::fs::write(home.join("dotfiles/config/gh/hosts.yml"), "token-gh\n").unwrap();
+    std::fs::create_dir_all(home.join("work/dotfiles")).unwrap();
+    std::fs::write(home.join("work/dotfiles/netrc"), "token-netrc\n").unwrap();
+    let read = "cd ~; cat .config/gh/hosts.yml dotfiles/config/gh/hosts.yml .netrc work/dotfiles/netrc 2>/dev/null; true";
+    for (mode, r) in agent.in_each_mode_at(home, &[], &[], &["sh", "-c", read]) {
+        assert!(!r.out().contains("token"), "{mode}: {}", r.raw);
+    }
+}

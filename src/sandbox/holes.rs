@@ -120,8 +120,8 @@ pub fn find(search: &Search<'_>) -> Result<Holes, String> {
             }
             others.extend(names);
         }
-        if let (true, Some(found)) = (through_links, walk.found) {
-            finder.add_target(real, found);
+        if through_links {
+            finder.add_target(real, walk.found);
         }
     }
     for other in others {
@@ -153,8 +153,10 @@ impl Finder<'_> {
             (Some(real), Some(found)) if real == candidate => {
                 self.found.holes.push(Hole { path: real, found: Some(found) })
             }
-            (Some(real), Some(found)) => {
-                // Through a link: the name is cut, and where it leads is as secret as the name.
+            (Some(real), found) if real != candidate => {
+                // Through a link: the name is cut, and where it leads is as secret as the name,
+                // whether something is there yet or not (a secret a person's tool will write
+                // through the link must not find a file a call planted there).
                 self.found.holes.push(Hole { path: candidate.to_owned(), found: None });
                 self.add_target(real, found);
             }
@@ -164,13 +166,17 @@ impl Finder<'_> {
     }
 
     /// Where a secret's name leads through links is a hole when it lies in what the program may
-    /// reach and holds none of it (a link never moves a hole onto granted folders).
-    fn add_target(&mut self, real: PathBuf, found: Found) {
+    /// reach and holds none of it (a link never moves a hole onto granted folders). When nothing
+    /// is there yet it is a hole by name, as a missing `deny` entry is: Landlock's cut then
+    /// lets nothing be made or moved there, in either mode (found in review: a call made the
+    /// missing folder a person's link led to, and planted a hard link where the person's tool
+    /// would then write a token).
+    fn add_target(&mut self, real: PathBuf, found: Option<Found>) {
         let roots = self.search.roots;
         let in_reach = roots.iter().any(|g| real.starts_with(g) && real != *g);
         let holds_root = roots.iter().any(|g| g.starts_with(&real));
         if in_reach && !holds_root && self.seen.insert(real.clone()) {
-            self.found.holes.push(Hole { path: real, found: Some(found) });
+            self.found.holes.push(Hole { path: real, found });
         }
     }
 
@@ -295,6 +301,30 @@ mod tests {
         std::os::unix::fs::symlink(d.0.join("data"), home.join(".ssh")).unwrap();
         let found = find_in(&[home.join(".ssh")], &[&read_home, &read_data], 0).unwrap();
         assert_eq!(paths(&found.holes), vec![(home.join(".ssh"), false)]);
+    }
+
+    #[test]
+    fn where_a_secrets_link_leads_is_a_hole_before_anything_is_there() {
+        // A dangling `~/.netrc` → `work/dotfiles/netrc`, and a folded `~/.config` → `dotfiles/
+        // config`, with their targets' folders missing: each target is a hole by name.
+        let d = scratch("dangling");
+        let home = d.0.join("home");
+        std::fs::create_dir_all(home.join("work")).unwrap();
+        std::fs::create_dir_all(home.join("dotfiles")).unwrap();
+        std::os::unix::fs::symlink("work/dotfiles/netrc", home.join(".netrc")).unwrap();
+        std::os::unix::fs::symlink("dotfiles/config", home.join(".config")).unwrap();
+        let (read, work, dotfiles) = (home.clone(), home.join("work"), home.join("dotfiles"));
+        let found =
+            find_in(&[home.join(".netrc"), home.join(".config/gh")], &[&work, &dotfiles, &read], 2).unwrap();
+        assert_eq!(
+            paths(&found.holes),
+            vec![
+                (home.join(".config/gh"), false),
+                (home.join(".netrc"), false),
+                (home.join("dotfiles/config/gh"), false),
+                (home.join("work/dotfiles/netrc"), false),
+            ]
+        );
     }
 
     #[test]
