@@ -209,3 +209,65 @@ true";
         assert!(!r.out().contains("token"), "{mode}: {}", r.raw);
     }
 }
+
+/// `cmd` run in a network namespace of the test's own whose automatic port range is 100 ports
+/// (40000-40099), followed there by an unsandboxed client that connects 20 times to a server of
+/// its own: it prints `client=ok`, or the error its connect got.
+fn then_an_unsandboxed_client_in_a_small_port_range(cmd: &Command) -> Command {
+    let mut c = Command::new("unshare");
+    c.args([
+        "-rn",
+        "sh",
+        "-c",
+        r#"echo "40000 40099" > /proc/sys/net/ipv4/ip_local_port_range || exit 97
+PATH="$PATH:/usr/sbin:/sbin" ip link set lo up || exit 96
+"$@"
+python3 -c '
+import errno, socket
+server = socket.socket(); server.bind(("127.0.0.1", 5000)); server.listen(64)
+try:
+    for _ in range(20):
+        c = socket.create_connection(("127.0.0.1", 5000)); a, _ = server.accept(); c.close(); a.close()
+    print("client=ok")
+except OSError as e:
+    print("client=" + errno.errorcode.get(e.errno, str(e.errno)))
+'"#,
+        "sh",
+    ]);
+    c.arg(cmd.get_program()).args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        c.current_dir(dir);
+    }
+    c
+}
+
+#[test]
+fn a_program_that_cycles_servers_leaves_the_hosts_automatic_ports_to_others() {
+    // A dev server restarted in a loop, or a test suite making a server per test: each listener
+    // is made by the helper (Landlock-only) and closed with its accepted connection closed
+    // first, which leaves that port in TIME_WAIT. None may come from the host's automatic range.
+    let cycle = "import socket
+made = 0
+for _ in range(300):
+    s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(1)
+    c = socket.create_connection(s.getsockname()); a, _ = s.accept()
+    a.close(); c.close(); s.close()
+    made += 1
+print('cycled=%d' % made, flush=True)
+";
+    for mode in modes() {
+        let agent = Agent::new("port-cycle", POLICY);
+        let mut inner = agent.command(&[], &["python3", "-c", cycle]);
+        in_mode(&mut inner, mode);
+        let out = run(&mut then_an_unsandboxed_client_in_a_small_port_range(&inner));
+        let text = stdout(&out);
+        assert!(text.contains("cycled=300"), "{mode:?}: the program's own servers: {text}\n{}", stderr(&out));
+        assert!(text.contains("client=ok"), "{mode:?}: the host's next connect: {text}\n{}", stderr(&out));
+    }
+}

@@ -11,8 +11,9 @@
 //! asked by the program                        made by the helper
 //!   connect 127.0.0.1:3128 (or ::ffff:…)        to the proxy's listener (with [internet])
 //!   connect ADDRESS:PORT, a listed tcp address   to its forwarder's listener (with [internet])
-//!   bind/listen 127.0.0.1, ::1, 0.0.0.0, :: :P   a listener on the call's address, on a port the
-//!                                                kernel chooses (never P itself: see below)
+//!   bind/listen 127.0.0.1, ::1, 0.0.0.0, :: :P   a listener on the call's address, on a port
+//!                                                outside the host's automatic range (never P
+//!                                                itself: see below)
 //!   connect a loopback address (or the wildcard)  to the program's own listener asked for that
 //!     :P where the program listens                port
 //!   connect anything else                        nothing: ECONNREFUSED on loopback, ENETUNREACH
@@ -22,9 +23,16 @@
 //!
 //! **Nothing of the host's is taken.** A listener on `P` itself, even on the call's own address,
 //! would stop any process of the host from listening on `0.0.0.0:P` (the person's own server on
-//! 8000) for as long as the call lasts; so each listens on a port of the kernel's choosing, and
-//! the program is told the address it asked for (`getsockname`, see [`crate::notify::sockets`]) while its
-//! own connects to that address reach it. The helper's connecting sockets take the call's
+//! 8000) for as long as the call lasts. Nor is a port of the kernel's choosing (`bind` to port 0)
+//! harmless: it comes from the host's automatic range (`ip_local_port_range`), and a port `bind`
+//! took is skipped by every other socket's automatic choice while it is held, `TIME_WAIT`
+//! included, so a program that made and closed servers in a loop held 8-11 thousand of them
+//! and made every unsandboxed connect fail (found in review). So each listens on a port of the
+//! [`PortBand`] above that range (or, where it reaches 65535, below it), which no automatic
+//! choice takes; the call's address is its own, so only a host's server on the wildcard and that
+//! very port could clash, and then the next port is taken. The program is told the address it
+//! asked for (`getsockname`, see [`crate::notify::sockets`]) while its own connects to that
+//! address reach it. The helper's connecting sockets take the call's
 //! address with `IP_BIND_ADDRESS_NO_PORT`, so their ports are chosen by `connect`, unique for the
 //! connection alone, as any client's: a port `bind` chose would be withheld from every other
 //! socket's automatic choice for as long as it was bound, `TIME_WAIT` included (a program that
@@ -73,6 +81,9 @@ pub const ADMISSION_WAIT: Duration = Duration::from_millis(500);
 /// The most listeners a call's program has at once.
 pub const MAX_SERVERS: usize = 64;
 
+/// How many ports of its band a listener tries before it gives up.
+const BAND_TRIES: u32 = 512;
+
 /// The connections the helper made whose sockets it remembers (for `EISCONN`); past it the
 /// oldest are forgotten.
 const MAX_REMEMBERED: usize = 65_536;
@@ -108,6 +119,39 @@ pub struct Loopback {
     admission: Condvar,
     /// The call's proxy log: refused connects are named there too.
     log: Arc<Mutex<Log>>,
+    /// The ports its listeners take, read from the host at the first listener (see
+    /// [`Loopback::learn_port_band`]).
+    band: std::sync::OnceLock<Option<PortBand>>,
+    /// How far into its band the call's listeners have gone: each new one starts past the last.
+    made_ports: Mutex<u32>,
+}
+
+/// The ports the helper's listeners take: those above the host's automatic range, or below it
+/// (from 1024) where the range reaches 65535. Never a port an automatic choice takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortBand {
+    pub first: u16,
+    pub last: u16,
+}
+
+impl PortBand {
+    /// The band beside `ip_local_port_range`'s text (`FIRST\tLAST`), or `None` when the range
+    /// leaves no port above 1023 outside it.
+    pub fn beside(range: &str) -> Option<PortBand> {
+        let mut numbers = range.split_whitespace().map(|n| n.parse::<u16>());
+        let (Some(Ok(low)), Some(Ok(high))) = (numbers.next(), numbers.next()) else { return None };
+        if high < u16::MAX {
+            Some(PortBand { first: high + 1, last: u16::MAX })
+        } else if low > 1024 {
+            Some(PortBand { first: 1024, last: low - 1 })
+        } else {
+            None
+        }
+    }
+
+    fn len(self) -> u32 {
+        u32::from(self.last) - u32::from(self.first) + 1
+    }
 }
 
 impl Loopback {
@@ -123,7 +167,19 @@ impl Loopback {
             admitted: Mutex::new(HashMap::new()),
             admission: Condvar::new(),
             log: Arc::default(),
+            band: std::sync::OnceLock::new(),
+            made_ports: Mutex::new(0),
         }
+    }
+
+    /// Reads the host's automatic port range, once, for the listeners' [`PortBand`]. Called
+    /// before the first listener is made, by a thread that may read `/proc` (the held calls'
+    /// server may not).
+    pub fn learn_port_band(&self) -> Option<PortBand> {
+        *self.band.get_or_init(|| {
+            let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+            PortBand::beside(&range)
+        })
     }
 
     /// The call's own loopback address: where its listeners, and so their accepted
@@ -228,7 +284,7 @@ impl Loopback {
     }
 
     /// Makes a listener for the program's `bind` (or `listen` of an unbound socket) of `asked`,
-    /// in `family`: on the call's address, on a port the kernel chooses. `EADDRINUSE` when a
+    /// in `family`: on the call's address, on a port of its band. `EADDRINUSE` when a
     /// live listener of the program's already has the address, or [`MAX_SERVERS`] are live.
     pub fn listen(
         &self,
@@ -250,7 +306,7 @@ impl Loopback {
         }
         let socket = self.socket(family)?;
         rustix::net::sockopt::set_socket_reuseaddr(&socket, true)?;
-        rustix::net::bind(&socket, &self.address_in(family, 0))?;
+        self.bind_in_band(&socket, family)?;
         rustix::net::listen(&socket, 4096)?;
         rustix::io::ioctl_fionbio(&socket, nonblocking)?;
         let real = local_address(&socket).map_err(|_| Errno::ADDRNOTAVAIL)?;
@@ -284,6 +340,29 @@ impl Loopback {
                 Err(e) => e.into_inner().0,
             };
         }
+    }
+
+    /// Binds `socket` to the call's address on a free port of the [`PortBand`], starting from a
+    /// place of the call's own in it. `EADDRNOTAVAIL` where the host leaves no band, or no port
+    /// of the first [`BAND_TRIES`] tried is free.
+    fn bind_in_band(&self, socket: &OwnedFd, family: AddressFamily) -> Result<(), Errno> {
+        let band = self.learn_port_band().ok_or(Errno::ADDRNOTAVAIL)?;
+        let [_, b, c, d] = self.source.octets();
+        let start = u32::from_le_bytes([b, c, d, 0]) % band.len();
+        let mut made = lock(&self.made_ports);
+        for step in 0..band.len().min(BAND_TRIES) {
+            let offset = (start + *made + step) % band.len();
+            let port = (u32::from(band.first) + offset) as u16;
+            match rustix::net::bind(socket, &self.address_in(family, port)) {
+                Ok(()) => {
+                    *made = made.wrapping_add(step + 1);
+                    return Ok(());
+                }
+                Err(Errno::ADDRINUSE) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(Errno::ADDRNOTAVAIL)
     }
 
     /// A new TCP socket of `family`, non-blocking, close-on-exec (a v6 one dual-stack, for the
@@ -562,6 +641,8 @@ mod tests {
         let real = server.local_addr().unwrap();
         assert_eq!(real.ip(), IpAddr::V4(lo.source), "on the call's own address");
         assert_ne!(real.port(), 8000, "not on the port asked: that is the host's to use");
+        let band = lo.learn_port_band().unwrap();
+        assert!((band.first..=band.last).contains(&real.port()), "{real} outside {band:?}");
         // The same address again while it listens: in use; another port is fine.
         assert_eq!(lo.listen("0.0.0.0:8000".parse().unwrap(), v4, false).err(), Some(Errno::ADDRINUSE));
         let other = lo.listen("127.0.0.1:0".parse().unwrap(), v4, false).unwrap();
@@ -585,6 +666,15 @@ mod tests {
         assert!(
             !may_listen_on("192.0.2.1".parse().unwrap()) && !may_listen_on("2001:db8::1".parse().unwrap())
         );
+    }
+
+    #[test]
+    fn listeners_take_ports_beside_the_hosts_automatic_range() {
+        assert_eq!(PortBand::beside("32768\t60999\n"), Some(PortBand { first: 61000, last: 65535 }));
+        assert_eq!(PortBand::beside("1024 65535"), None, "nothing is left outside");
+        assert_eq!(PortBand::beside("40000 65535"), Some(PortBand { first: 1024, last: 39999 }));
+        assert_eq!(PortBand::beside("x y"), None);
+        assert_eq!(PortBand::beside(""), None);
     }
 
     #[test]
