@@ -17,7 +17,15 @@
 //!   `clone`). Every other call answers `EPERM`: no `open`, no `execve`, no `ptrace`, no
 //!   `kill`, no Unix or netlink socket, no `bind`.
 //!
-//! What it cannot take from such a thread: the network. A relay must connect out, so a thread
+//! The held calls' server (see [`crate::notify`]) reads the program's bytes too (a path, an
+//! address, an attribute's value) and confines itself the same way, to what it does
+//! ([`confine_held_calls`]): no capability; Landlock with every file right handled and one rule,
+//! the call's tmp folder (where it makes the call's shared memory); both scopes; and a seccomp
+//! filter of the calls it makes ([`held_calls_policy`]): files by descriptor and the metadata
+//! calls it performs, TCP/IP and socket-diagnostics sockets, the held calls' own ioctls, and no
+//! new process or thread, no `execve`, no `ptrace`, no signal.
+//!
+//! What it cannot take from a relay thread: the network. A relay must connect out, so a thread
 //! taken over could connect where the proxy's policy would not; it could not read a file to
 //! send, start a program, or touch another process. Names are resolved outside these threads
 //! (the system resolver reads files and may ask a local daemon over a Unix socket): see
@@ -72,12 +80,98 @@ pub fn confine_this_thread(filter: &RelayFilter) -> Result<(), String> {
     crate::sys::install_seccomp_filter(&filter.0).map_err(|e| format!("seccomp for the thread: {e}"))
 }
 
-/// What a relay thread may call; everything else answers `EPERM`.
-pub fn relay_policy() -> Policy {
+/// Confines the calling thread to serving held calls (see the module's documentation): its
+/// capabilities dropped, Landlock allowing files only beneath `tmp`, and the filter of
+/// [`held_calls_policy`]. Fails when the kernel cannot: the caller then must not read the
+/// program's bytes in this thread.
+pub fn confine_held_calls(tmp: std::os::fd::BorrowedFd<'_>) -> Result<(), String> {
+    use landlock::{PathBeneath, RulesetCreatedAttr};
+    let none = rustix::thread::CapabilitySet::empty();
+    let sets = rustix::thread::CapabilitySets { effective: none, permitted: none, inheritable: none };
+    rustix::thread::set_capabilities(None, sets).map_err(|e| format!("dropping capabilities: {e}"))?;
+    let status = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(ABI_PINNED))
+        .and_then(|r| r.scope(Scope::from_all(ABI_PINNED)))
+        .and_then(|r| r.create())
+        .and_then(|r| r.add_rule(PathBeneath::new(tmp, AccessFs::from_all(ABI_PINNED))))
+        .and_then(|r| r.restrict_self())
+        .map_err(|e| format!("Landlock for the thread: {e}"))?;
+    if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {
+        return Err("Landlock for the thread: not fully enforced".to_owned());
+    }
+    let filter = held_calls_policy().compile();
+    crate::sys::install_seccomp_filter(&filter).map_err(|e| format!("seccomp for the thread: {e}"))
+}
+
+/// `ioctl`s the held calls' server makes: the held calls' own (answer, put a descriptor, is it
+/// still held), and `FIONBIO`.
+const HELD_CALLS_IOCTLS: [u32; 4] = [
+    0xc018_2101, // SECCOMP_IOCTL_NOTIF_SEND
+    0x4018_2103, // SECCOMP_IOCTL_NOTIF_ADDFD
+    0x4008_2102, // SECCOMP_IOCTL_NOTIF_ID_VALID
+    0x5421,      // FIONBIO
+];
+
+/// What the held calls' server may call; everything else answers `EPERM`.
+pub fn held_calls_policy() -> Policy {
     let eperm = Answer::Errno(libc::EPERM as u16);
     let mut policy = Policy::allowing_only(eperm);
-    let mut allowed = vec![
-        // Bytes, and the sockets they go through.
+    let mut allowed = common_calls();
+    allowed.extend([
+        // Files: the program's memory and `/proc` files the receiver opened, the shared memory
+        // folder (Landlock's one rule), the grants' descriptors (`O_PATH`), and the metadata
+        // calls it performs on them.
+        libc::SYS_pread64,
+        libc::SYS_pwrite64,
+        libc::SYS_lseek,
+        libc::SYS_openat,
+        libc::SYS_openat2,
+        libc::SYS_fstat,
+        libc::SYS_newfstatat,
+        libc::SYS_statx,
+        libc::SYS_readlinkat,
+        libc::SYS_mkdirat,
+        libc::SYS_linkat,
+        libc::SYS_unlinkat,
+        libc::SYS_fchmodat,
+        crate::sys::SYS_FCHMODAT2,
+        libc::SYS_fchownat,
+        libc::SYS_utimensat,
+        libc::SYS_setxattr,
+        libc::SYS_removexattr,
+        libc::SYS_getxattr,
+        // The call's loopback and the kernel's socket diagnostics.
+        libc::SYS_bind,
+        libc::SYS_listen,
+        libc::SYS_getuid,
+        libc::SYS_geteuid,
+    ]);
+    // rustix names a path from the working folder with the older calls.
+    #[cfg(target_arch = "x86_64")]
+    allowed.extend([libc::SYS_open, libc::SYS_stat, libc::SYS_lstat, libc::SYS_readlink]);
+    for nr in allowed {
+        policy.set(nr, Entry::Always(Answer::Allow));
+    }
+    let family = |f: i32| vec![Check::eq(0, f as u32)];
+    policy.set(
+        libc::SYS_socket,
+        Entry::when(
+            vec![family(libc::AF_INET), family(libc::AF_INET6), family(libc::AF_NETLINK)],
+            Answer::Allow,
+            eperm,
+        ),
+    );
+    policy.set(libc::SYS_clone3, Entry::Always(Answer::Errno(libc::ENOSYS as u16)));
+    let ioctls = HELD_CALLS_IOCTLS.iter().map(|request| vec![Check::eq(1, *request)]).collect();
+    policy.set(libc::SYS_ioctl, Entry::when(ioctls, Answer::Allow, eperm));
+    policy
+}
+
+/// What every confined thread calls: bytes and sockets, memory, locks, time, and a thread's
+/// own start and end.
+fn common_calls() -> Vec<libc::c_long> {
+    let mut calls = vec![
         libc::SYS_read,
         libc::SYS_write,
         libc::SYS_readv,
@@ -89,14 +183,12 @@ pub fn relay_policy() -> Policy {
         libc::SYS_close,
         libc::SYS_shutdown,
         libc::SYS_connect,
-        libc::SYS_accept4,
         libc::SYS_setsockopt,
         libc::SYS_getsockopt,
         libc::SYS_getsockname,
         libc::SYS_getpeername,
         libc::SYS_fcntl,
         libc::SYS_ppoll,
-        // Memory, locks, time.
         libc::SYS_mmap,
         libc::SYS_munmap,
         libc::SYS_mprotect,
@@ -109,8 +201,6 @@ pub fn relay_policy() -> Policy {
         libc::SYS_clock_nanosleep,
         libc::SYS_nanosleep,
         libc::SYS_sched_yield,
-        // A thread's start and end (glibc's and std's: robust futexes, rseq, the signal mask,
-        // the stack-overflow handler's alternate stack).
         libc::SYS_set_robust_list,
         libc::SYS_rseq,
         libc::SYS_rt_sigprocmask,
@@ -123,7 +213,16 @@ pub fn relay_policy() -> Policy {
         libc::SYS_exit_group,
     ];
     #[cfg(target_arch = "x86_64")]
-    allowed.extend([libc::SYS_poll]);
+    calls.extend([libc::SYS_poll]);
+    calls
+}
+
+/// What a relay thread may call; everything else answers `EPERM`.
+pub fn relay_policy() -> Policy {
+    let eperm = Answer::Errno(libc::EPERM as u16);
+    let mut policy = Policy::allowing_only(eperm);
+    let mut allowed = common_calls();
+    allowed.push(libc::SYS_accept4);
     for nr in allowed {
         policy.set(nr, Entry::Always(Answer::Allow));
     }

@@ -271,3 +271,141 @@ print('cycled=%d' % made, flush=True)
         assert!(text.contains("client=ok"), "{mode:?}: the host's next connect: {text}\n{}", stderr(&out));
     }
 }
+
+/// A hostile script for the Landlock-only mode: makes a FIFO in the call's own shared memory
+/// folder (`$TMPDIR/shm`, which the helper made at its first `shm_open`), then opens it by its
+/// shared memory name as `shm_open` does (`O_NOFOLLOW`), which the helper performs; says what it
+/// got, then sleeps.
+const FIFO_AT_A_SHM_NAME: &str = r#"
+import ctypes, errno, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+def shm_open(name, flags):
+    fd = libc.open(name, flags | os.O_NOFOLLOW, 0o600)
+    return "ok" if fd >= 0 else errno.errorcode[ctypes.get_errno()]
+print("seed=" + shm_open(b"/dev/shm/seed", os.O_RDWR | os.O_CREAT | os.O_EXCL), flush=True)
+os.mkfifo(os.environ["TMPDIR"] + "/shm/f")
+print("fifo=" + shm_open(b"/dev/shm/f", os.O_RDONLY), flush=True)
+print("fifo_rw=" + shm_open(b"/dev/shm/f", os.O_RDWR), flush=True)
+time.sleep(90)
+"#;
+
+/// Waits for `child` to end by itself within `within`; kills it and fails otherwise.
+fn ends_within(child: &mut Child, within: Duration, what: &str) -> std::process::Output {
+    let until = Instant::now() + within;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: lnk did not end within {within:?} (frozen in a held call?)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut out =
+        std::process::Output { status: child.wait().unwrap(), stdout: Vec::new(), stderr: Vec::new() };
+    use std::io::Read as _;
+    child.stdout.take().unwrap().read_to_end(&mut out.stdout).unwrap();
+    child.stderr.take().unwrap().read_to_end(&mut out.stderr).unwrap();
+    out
+}
+
+#[test]
+fn a_fifo_at_a_shared_memory_name_freezes_nothing_and_the_call_still_stops() {
+    // Its timeout fires.
+    let agent = Agent::new("shm-fifo", &POLICY.replace("timeout = 60", "timeout = 3"));
+    let mut child =
+        in_mode(&mut agent.command(&[], &["python3", "-c", FIFO_AT_A_SHM_NAME]), Mode::LandlockOnly)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+    let r = Report::from(ends_within(&mut child, Duration::from_secs(30), "the timeout"));
+    assert_eq!(r.outcome(), "timed_out", "{}", r.raw);
+    r.assert_said("seed", "ok");
+    // Refused, never opened as asked (a reader of a FIFO without a writer waits forever).
+    r.assert_said("fifo", "EACCES");
+    r.assert_said("fifo_rw", "EACCES");
+
+    // A stop signal is read at once.
+    let agent = Agent::new("shm-fifo-stop", POLICY);
+    let mut child =
+        in_mode(&mut agent.command(&[], &["python3", "-c", FIFO_AT_A_SHM_NAME]), Mode::LandlockOnly)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signals the lnk this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let r = Report::from(ends_within(&mut child, Duration::from_secs(15), "SIGTERM"));
+    assert_eq!(r.outcome(), "stopped", "{}", r.raw);
+}
+
+/// The status lines of each thread of process `pid`: its name, and `Seccomp`, `NoNewPrivs` and
+/// `CapEff`.
+fn threads_of(pid: i32) -> Vec<(String, String)> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks
+        .flatten()
+        .filter_map(|t| {
+            let name = std::fs::read_to_string(t.path().join("comm")).ok()?.trim().to_owned();
+            let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+            let keep = |l: &&str| ["Seccomp:", "NoNewPrivs:", "CapEff:"].iter().any(|k| l.starts_with(k));
+            let lines: Vec<String> = status
+                .lines()
+                .filter(keep)
+                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+                .collect();
+            Some((name, lines.join(", ")))
+        })
+        .collect()
+}
+
+#[test]
+fn the_held_calls_server_is_confined_before_it_reads_a_byte_of_the_programs() {
+    // A held call (a chmod inside the write grant), then the program waits: meanwhile the
+    // helper's thread that served it runs under seccomp with no_new_privs and no capability,
+    // and its main thread (which keeps the call's lifetime) does not. With a fault point it
+    // also tries to open a file, which its Landlock domain refuses.
+    let script = "import os, time
+open('Link/Files/f', 'w').write('x')
+os.chmod('Link/Files/f', 0o600)
+print('held', flush=True)
+time.sleep(60)
+";
+    let agent = Agent::new("held-confined", POLICY);
+    let mut child = in_mode(&mut agent.command(&[], &["python3", "-c", script]), Mode::LandlockOnly)
+        .env("LNK_FAULT", "held-calls-server-opens-a-file:fail")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lnk = child.id() as i32;
+    let until = Instant::now() + Duration::from_secs(30);
+    let threads = loop {
+        let threads = threads_of(lnk);
+        if threads.iter().any(|(name, _)| name == "lnk-held-calls") {
+            break threads;
+        }
+        assert!(Instant::now() < until, "no held calls' server ever ran: {threads:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // SAFETY: signals the lnk this test started.
+    unsafe { libc::kill(lnk, libc::SIGTERM) };
+    let out = ends_within(&mut child, Duration::from_secs(15), "SIGTERM");
+    let r = Report::from(out);
+    assert!(r.out().contains("held"), "{}", r.raw);
+    let server = &threads.iter().find(|(name, _)| name == "lnk-held-calls").unwrap().1;
+    assert!(
+        server.contains("Seccomp: 2")
+            && server.contains("NoNewPrivs: 1")
+            && server.contains("CapEff: 0000000000000000"),
+        "the server: {server}"
+    );
+    let main = &threads.iter().find(|(name, _)| name == "lnk").unwrap().1;
+    assert!(main.contains("Seccomp: 0"), "the main thread: {main}");
+    assert!(
+        r.stderr.contains("the held calls' server opening /etc/passwd: Permission denied"),
+        "lnk's own standard error: {}",
+        r.stderr
+    );
+}

@@ -267,12 +267,12 @@ impl Group {
                 if kill_at.is_none() {
                     waited.timed_out = true;
                 }
-                let leaders = notifier.as_deref().map_or(&[][..], |n| n.leaders());
+                let leaders = notifier.as_deref().map(|n| n.leaders()).unwrap_or_default();
                 if kill_at.is_none() && !grace.is_zero() {
-                    self.signal_gracefully(leaders);
+                    self.signal_gracefully(&leaders);
                     kill_at = Some(now + grace);
                 } else {
-                    self.kill(leaders);
+                    self.kill(&leaders);
                     drain_until = Some(now + DRAIN_AFTER_KILL);
                 }
                 continue;
@@ -301,7 +301,7 @@ impl Group {
             match rustix::event::poll(&mut fds, timeout.as_ref()) {
                 Ok(_) | Err(rustix::io::Errno::INTR) => {}
                 Err(_) => {
-                    self.kill(notifier.as_deref().map_or(&[][..], |n| n.leaders()));
+                    self.kill(&notifier.as_deref().map(|n| n.leaders()).unwrap_or_default());
                     break;
                 }
             }
@@ -331,7 +331,7 @@ impl Group {
                         // Reported, or the keeper is gone without a word: either way the group
                         // ends now (the keeper's own kill may not have happened).
                         status_open = false;
-                        self.kill(notifier.as_deref().map_or(&[][..], |n| n.leaders()));
+                        self.kill(&notifier.as_deref().map(|n| n.leaders()).unwrap_or_default());
                         drain_until.get_or_insert(Instant::now() + DRAIN_AFTER_KILL);
                     }
                     4 => {
@@ -345,12 +345,12 @@ impl Group {
                     _ => {
                         if let Some(sig) = sys::read_signal(stop_signals.as_fd()) {
                             waited.stopped_by.get_or_insert(sig);
-                            let leaders = notifier.as_deref().map_or(&[][..], |n| n.leaders());
+                            let leaders = notifier.as_deref().map(|n| n.leaders()).unwrap_or_default();
                             if grace.is_zero() || kill_at.is_some() {
-                                self.kill(leaders);
+                                self.kill(&leaders);
                                 drain_until.get_or_insert(Instant::now() + DRAIN_AFTER_KILL);
                             } else if drain_until.is_none() {
-                                self.signal_gracefully(leaders);
+                                self.signal_gracefully(&leaders);
                                 kill_at = Some(Instant::now() + grace);
                             }
                         }
@@ -363,7 +363,7 @@ impl Group {
             None => self.read_start_failure(),
         };
         match notifier {
-            Some(n) => self.reap(n.leaders(), n.made_groups()),
+            Some(n) => self.reap(&n.leaders(), n.made_groups()),
             None => self.reap(&[], false),
         }
         waited

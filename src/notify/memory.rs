@@ -9,7 +9,7 @@
 //! Each value is read once, into lnk's memory, and only that copy is used: the program's own
 //! threads may change their memory at any time, so a value read twice could differ (a path
 //! checked, then swapped). The file is opened before the notification's id is checked again
-//! (see [`super::Listener`]), so it is the program's and not a process that took its pid.
+//! (see [`super::receiver`]), so it is the program's and not a process that took its pid.
 //!
 //! Trusted with: a held call's arguments as the helper acts on them, each read once and bounded,
 //! and the one answer written into the program's memory (`getsockname`'s). What it trusts: the
@@ -41,12 +41,9 @@ impl Memory {
         Ok(Memory { file })
     }
 
-    /// The same, open for writing too: only for a call whose answer the program's memory
-    /// receives (`getsockname`).
-    pub fn open_writable(tid: u32) -> Result<Memory, Errno> {
-        let path = format!("/proc/{tid}/mem");
-        let file = rustix::fs::open(path.as_str(), OFlags::RDWR | OFlags::CLOEXEC, Mode::empty())?;
-        Ok(Memory { file })
+    /// The memory the receiver opened (see [`super::handles`]).
+    pub fn from_file(file: OwnedFd) -> Memory {
+        Memory { file }
     }
 
     /// Writes `bytes` at `address`; `EFAULT` where the program has no writable memory.

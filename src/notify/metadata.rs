@@ -3,15 +3,16 @@
 //!
 //! The steps, each on descriptors the helper holds:
 //! 1. the file: the program's own descriptor, or its path resolved (`openat2`, no magic links)
-//!    from the program's working folder or descriptor, reopened from `/proc/<pid>` as an
-//!    `O_PATH` descriptor of lnk's own; from here the file is that descriptor, never a path;
+//!    from the program's working folder or descriptor, each an `O_PATH` descriptor of lnk's own
+//!    that the receiver opened from `/proc/<tid>` (see [`super::handles`]); from here the file
+//!    is that descriptor, never a path;
 //! 2. the proof: the descriptor's path (as the kernel names it) lies beneath a write grant and
 //!    in no hole, and walking that path from the grant's own descriptor, with no link, lands on
 //!    the very same file (device and inode);
 //! 3. the call, on that descriptor.
 //!
-//! Steps 1 and 3 run with the program's rights: the helper holds no capability meanwhile (see
-//! [`super::without_capabilities`]), so the kernel checks search permission, ownership
+//! Steps 1 and 3 run with the program's rights: the server holds no capability (see
+//! [`super::server`]), so the kernel checks search permission, ownership
 //! (`chmod`, explicit times), write permission (times set to now, `user.*` attributes) and
 //! `chown`'s limits exactly as it would for the program. Set-user-id and set-group-id bits are
 //! refused (as the filter already does). A folder on the way to a hole keeps its metadata: an
@@ -30,9 +31,10 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags, Timespec, Timestamps};
 use rustix::io::Errno;
 
+use super::Refusal;
+use super::handles::{CallHandles, What};
 use super::memory::{Memory, XATTR_NAME_MAX, XATTR_SIZE_MAX};
 use super::request::{AT_FDCWD, Op, Request, Target, Times};
-use crate::denials::Denial;
 
 /// Where the held calls may act.
 pub struct Grants {
@@ -40,9 +42,6 @@ pub struct Grants {
     pub write_roots: Vec<(PathBuf, OwnedFd)>,
     /// The holes in the grants (see [`crate::sandbox::holes`]).
     pub holes: Vec<PathBuf>,
-    /// Every path no grant opens ([`crate::protected::never_granted`]), to name a refusal
-    /// there as a secret's.
-    pub never_granted: crate::protected::Secrets,
     /// The call's loopback, where held connects go and the program's servers listen (see
     /// [`super::loopback`]); none where the program may make no socket.
     pub connects: Option<std::sync::Arc<crate::proxy::loopback::Loopback>>,
@@ -50,21 +49,21 @@ pub struct Grants {
     pub shm: super::shm::ShmFolder,
 }
 
-/// Performs `request` for the process `pid`, whose memory is `memory`. The answer is the call's
-/// result, as the program gets it.
-/// A refusal outside the write grants sets `refused` to the denial the report names.
+/// Performs `request` for the held call whose handles are `handles` and memory `memory`. The
+/// answer is the call's result, as the program gets it. A refusal outside the write grants sets
+/// `refused` to what the report names.
 pub fn perform(
     grants: &Grants,
-    pid: u32,
+    handles: &CallHandles<'_>,
     memory: &Memory,
     request: &Request,
-    refused: &mut Option<Denial>,
+    refused: &mut Option<Refusal>,
 ) -> Result<(), Errno> {
     let follow = match request.target {
         Target::Fd(_) => true,
         Target::Path { follow, .. } => follow,
     };
-    let file = open_target(pid, memory, request.target)?;
+    let file = open_target(handles, memory, request.target)?;
     let stat = rustix::fs::fstat(&file)?;
     let kind = FileType::from_raw_mode(stat.st_mode);
     if let Err(denial) = grants.prove(&file, (stat.st_dev, stat.st_ino)) {
@@ -131,25 +130,15 @@ fn proc_self(file: &OwnedFd) -> String {
 }
 
 /// Opens what the call names as an `O_PATH` descriptor of lnk's own.
-fn open_target(pid: u32, memory: &Memory, target: Target) -> Result<OwnedFd, Errno> {
+fn open_target(handles: &CallHandles<'_>, memory: &Memory, target: Target) -> Result<OwnedFd, Errno> {
     let path_flags = OFlags::PATH | OFlags::CLOEXEC;
-    let program_fd = |fd: i32| {
-        if fd < 0 {
-            return Err(Errno::BADF);
-        }
-        rustix::fs::open(format!("/proc/{pid}/fd/{fd}").as_str(), path_flags, Mode::empty()).map_err(|e| {
-            match e {
-                Errno::NOENT => Errno::BADF,
-                e => e,
-            }
-        })
-    };
+    let program_fd = |fd: i32| handles.open(What::Fd(fd));
     match target {
         Target::Fd(fd) => program_fd(fd),
         Target::Path { dirfd, path, follow, empty_ok } => {
             let path = memory.read_path(path)?;
             let base = || match dirfd {
-                AT_FDCWD => rustix::fs::open(format!("/proc/{pid}/cwd").as_str(), path_flags, Mode::empty()),
+                AT_FDCWD => handles.open(What::Cwd),
                 fd => program_fd(fd),
             };
             if path.is_empty() {
@@ -211,9 +200,9 @@ fn own_descriptor_path(path: &[u8]) -> Option<(i32, &[u8])> {
 
 impl Grants {
     /// Succeeds when `file` (whose device and inode are `id`) lies beneath a write grant, in no
-    /// hole and on the way to none; otherwise fails (the caller answers `EPERM`) with the denial
-    /// to name, if the file has a name.
-    fn prove(&self, file: &OwnedFd, id: (u64, u64)) -> Result<(), Option<Denial>> {
+    /// hole and on the way to none; otherwise fails (the caller answers `EPERM`) with the
+    /// refusal to name, if the file has a name.
+    fn prove(&self, file: &OwnedFd, id: (u64, u64)) -> Result<(), Option<Refusal>> {
         let named = rustix::fs::readlink(proc_self(file).as_str(), Vec::new()).map_err(|_| None)?;
         let named = named.as_bytes();
         // An unlinked file has no place to prove, nor has a pipe or a socket.
@@ -223,7 +212,7 @@ impl Grants {
         use std::os::unix::ffi::OsStrExt as _;
         let path = Path::new(std::ffi::OsStr::from_bytes(named));
         if let Some(hole) = self.holes.iter().find(|h| path.starts_with(h) || h.starts_with(path)) {
-            return Err(Some(crate::denials::metadata_refused(path, Some(hole))));
+            return Err(Some(Refusal::Metadata { path: path.to_owned(), hole: Some(hole.clone()) }));
         }
         let mut named_inside_a_grant = false;
         for (root, root_fd) in &self.write_roots {
@@ -243,10 +232,9 @@ impl Grants {
         if named_inside_a_grant {
             return Err(None);
         }
-        // Outside every write grant: a secret outside every grant too is named as one (and no
-        // grant is offered for it).
-        let secret = self.never_granted.paths().iter().find(|p| path.starts_with(p));
-        Err(Some(crate::denials::metadata_refused(path, secret.map(PathBuf::as_path))))
+        // Outside every write grant (the report names a secret there as one: see
+        // `Notifier::refusals`).
+        Err(Some(Refusal::Metadata { path: path.to_owned(), hole: None }))
     }
 }
 

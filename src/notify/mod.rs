@@ -1,10 +1,12 @@
 //! Held system calls (seccomp user notification): in the Landlock-only mode, the helper
 //! performs the program's metadata calls (`chmod`, `chown`, `utimensat`, the xattr calls and
 //! their siblings) beneath the write grants, and refuses them elsewhere; it makes the program's
-//! TCP connections and listeners on the call's own loopback ([`sockets`], [`crate::proxy::loopback`]): to the
-//! call's proxy with `[internet]`, and to the program's own servers; and it notes
-//! the leader of each session or group the program makes (`setsid`, `setpgid`), which then goes
-//! on into the kernel, so that the call's end ends those groups too (see [`crate::lifetime`]).
+//! TCP connections and listeners on the call's own loopback ([`sockets`],
+//! [`crate::proxy::loopback`]): to the call's proxy with `[internet]`, and to the program's own
+//! servers; it makes the program's POSIX shared memory in a folder of the call's own ([`shm`]);
+//! and it notes the process of the call that leads each session or group the program makes
+//! (`setsid`, `setpgid`), which then goes on into the kernel, so that the call's end ends those
+//! groups too ([`groups`], [`crate::lifetime`]).
 //!
 //! Why. Without a mount namespace nothing makes the rest of the file system read-only, and
 //! Landlock does not govern metadata: allowed outright, `chmod` would reach every file the
@@ -16,31 +18,48 @@
 //! - The program's process installs its filter with a listener and hands the listener to the
 //!   helper on a socket pair made before the fork, then closes it: the program never holds it
 //!   when it runs (the listener is close-on-exec too).
-//! - For each held call the helper opens the program's memory, checks that the notification
-//!   is still live (so the memory is the program's, not a process that reused its pid), reads
-//!   each argument once ([`memory`]), decodes the call ([`request`]), and performs it on a
-//!   descriptor it resolved and proved to lie beneath a write grant ([`metadata`]). It never
-//!   lets a call whose arguments lie in memory go on after inspecting them: the program's
-//!   threads could change them in between. (`setsid` and `setpgid` take numbers only, which
-//!   the kernel copied into the notification: those go on.)
-//! - It does so without capabilities (a root helper drops its effective set for the call), so
-//!   the kernel checks the program's own rights.
+//! - Held calls are served apart from the call's lifetime: the helper's main thread keeps the
+//!   timeout, the stop signals and the keeper (see [`crate::lifetime`]) and only polls; at the
+//!   first held call it starts two threads, so a held call that takes long (or a bug that
+//!   blocks) never defers a stop. A program that makes no held call starts none.
+//!   - the **receiver** ([`receiver`]) takes each call from the kernel. It reads nothing of the
+//!     program's: `setsid` and `setpgid` it answers from their numbers; for every other call it
+//!     opens the calling thread's memory, checks that the notification is still live (so the
+//!     memory is the program's, not a process that reused its pid), and hands both over;
+//!   - the **server** ([`server`]), confined before it reads a byte (no capability, Landlock,
+//!     seccomp), reads each argument once ([`memory`]), decodes the call ([`request`]), and
+//!     performs it on a descriptor it resolved and proved to lie beneath a write grant
+//!     ([`metadata`]), or on the call's loopback or shared memory folder. What it needs of the
+//!     program's `/proc` files the receiver opens for it, for that call only ([`handles`]).
+//! - It never lets a call whose arguments lie in memory go on after inspecting them: the
+//!   program's threads could change them in between. (`setsid` and `setpgid` take numbers
+//!   only, which the kernel copied into the notification: those go on.)
+//! - Every open made for the program refuses what would block or is not what is meant: the
+//!   program's own files are reached as `O_PATH` descriptors; the one file opened with the
+//!   program's flags (its shared memory) is opened without blocking and refused unless it is a
+//!   regular file (a FIFO there once froze the helper: found in review).
 //! - A program that dies while a call is held leaves nothing half done: each call is one
 //!   system call of the helper's, done or not, and its answer then goes nowhere.
 //!
-//! What it costs: a socket pair and one message per launch; a held call costs two context
-//! switches and a few system calls of the helper's.
+//! What it costs: a socket pair and one message per launch; at the first held call, two
+//! threads; a held call costs two context switches, one more for each handle the server asks
+//! the receiver for, and a few system calls of the helper's.
 
 pub mod groups;
+pub mod handles;
 pub mod memory;
 pub mod metadata;
+mod receiver;
 pub mod request;
+mod server;
 pub mod shm;
 pub mod sockets;
 
 use std::io::IoSliceMut;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use rustix::io::Errno;
 use rustix::net::{
@@ -87,23 +106,80 @@ impl Channel {
     }
 }
 
-/// The helper's side: waits for the listener, then answers each held call.
-pub struct Notifier {
-    grants: Grants,
-    state: State,
-    /// The held calls the helper refused that the report names (each kind once).
-    refusals: Vec<crate::denials::Denial>,
+/// What the held calls need, planned with the sandbox before the program's process is made.
+pub struct Plan {
+    /// Where the held calls may act.
+    pub grants: Grants,
+    /// The call's tmp folder: the server's one place to open files (its shared memory folder).
+    pub tmp: PathBuf,
+    /// Every path no grant opens ([`crate::protected::never_granted`]), to name a refusal
+    /// there as a secret's.
+    pub never_granted: crate::protected::Secrets,
+}
+
+/// A refusal the server met that the report names, made into a denial by the helper's main
+/// thread (which may look at the file system; the server may not).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// A metadata call on `path`, which lies in `hole`, or outside every write grant (`None`).
+    Metadata { path: PathBuf, hole: Option<PathBuf> },
+}
+
+/// What the helper's threads found, for the call's lifetime and its report.
+pub struct Shared {
+    found: Mutex<Found>,
+}
+
+#[derive(Default)]
+struct Found {
+    /// The refusals the report names (each once, no more than the report lists).
+    refusals: Vec<Refusal>,
     /// The processes of the call that may lead a group they made (`setsid`, `setpgid`), at
     /// most [`MAX_GROUPS`]: what ends the call signals besides the keeper's group (see
     /// [`groups`] and [`crate::lifetime`]).
-    groups: Vec<groups::Leader>,
+    leaders: Vec<groups::Leader>,
     /// Whether the program made any group (noted or past [`MAX_GROUPS`]): then what ends the
     /// call also looks for every process it left.
     made_groups: bool,
     /// Whether it made more than [`MAX_GROUPS`].
     more_groups: bool,
-    /// Whether `groups` grew since [`Notifier::take_new_groups`] was last asked.
+    /// Whether `leaders` grew since [`Notifier::take_new_groups`] was last asked.
     new_groups: bool,
+}
+
+impl Shared {
+    fn found(&self) -> std::sync::MutexGuard<'_, Found> {
+        self.found.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Notes the process that leads the group a held `setsid` or `setpgid` makes, when it is
+    /// provably the call's (see [`groups`]). Returns whether there is news for the call's
+    /// lifetime.
+    fn note_group(&self, listener: BorrowedFd<'_>, held: &Held, call: &str) -> bool {
+        self.found().made_groups = true;
+        let Some(leader) = groups::leader_of(listener, held, call) else { return false };
+        let mut found = self.found();
+        if found.leaders.contains(&leader) {
+            return false;
+        }
+        if found.leaders.len() < MAX_GROUPS {
+            found.leaders.push(leader);
+        } else if !found.more_groups {
+            found.more_groups = true;
+        } else {
+            return false;
+        }
+        found.new_groups = true;
+        true
+    }
+
+    /// Keeps `refusal` for the report, once, and no more than the report lists.
+    fn refused(&self, refusal: Refusal) {
+        let mut found = self.found();
+        if found.refusals.len() < crate::denials::MAX_DENIALS && !found.refusals.contains(&refusal) {
+            found.refusals.push(refusal);
+        }
+    }
 }
 
 /// The most groups whose leaders are noted; past it, the call's end still finds every process
@@ -111,10 +187,30 @@ pub struct Notifier {
 /// have to end the command.
 pub const MAX_GROUPS: usize = crate::procfs::MAX_LEADERS;
 
+/// The helper's main thread's side of the held calls: it waits for the listener, starts the
+/// threads that serve the calls at the first one, and reads what they found.
+pub struct Notifier {
+    /// What the server needs, until it starts.
+    plan: Option<(Grants, PathBuf)>,
+    /// The call's loopback (the report's servers, and its refused connects).
+    loopback: Option<Arc<crate::proxy::loopback::Loopback>>,
+    /// Every path no grant opens ([`crate::protected::never_granted`]), to name a refusal
+    /// there as a secret's.
+    never_granted: crate::protected::Secrets,
+    state: State,
+    shared: Arc<Shared>,
+    /// Dropped with the notifier: the receiver then ends.
+    _stop: Option<OwnedFd>,
+}
+
 enum State {
     /// The program's process has not sent the listener yet.
     Waiting(OwnedFd),
-    Serving(OwnedFd),
+    /// The listener, polled until the first held call.
+    Listening(OwnedFd),
+    /// The threads serve the calls; polled for news of groups (the end of the stream: the
+    /// receiver ended).
+    Served(OwnedFd),
     Done,
 }
 
@@ -146,86 +242,141 @@ impl Held {
 }
 
 impl Notifier {
-    pub fn new(grants: Grants, helper_end: OwnedFd) -> Notifier {
+    /// `plan`: what the held calls need; `helper_end`: the channel the listener comes on.
+    pub fn new(plan: Plan, helper_end: OwnedFd) -> Notifier {
+        let Plan { grants, tmp, never_granted } = plan;
         Notifier {
-            grants,
+            loopback: grants.connects.clone(),
+            plan: Some((grants, tmp)),
+            never_granted,
             state: State::Waiting(helper_end),
-            refusals: Vec::new(),
-            groups: Vec::new(),
-            made_groups: false,
-            more_groups: false,
-            new_groups: false,
+            shared: Arc::new(Shared { found: Mutex::new(Found::default()) }),
+            _stop: None,
         }
     }
 
     /// The descriptor to poll for reading, while there is one.
     pub fn fd(&self) -> Option<BorrowedFd<'_>> {
         match &self.state {
-            State::Waiting(fd) | State::Serving(fd) => Some(fd.as_fd()),
+            State::Waiting(fd) | State::Listening(fd) | State::Served(fd) => Some(fd.as_fd()),
             State::Done => None,
         }
+    }
+
+    /// Called when [`Notifier::fd`] polls ready: takes the listener, starts serving at the first
+    /// held call, or reads news of groups. `hung_up`: the poll said the other side is gone (for
+    /// the listener: no process uses the filter any more, so none has a call held).
+    pub fn ready(&mut self, hung_up: bool) {
+        self.state = match std::mem::replace(&mut self.state, State::Done) {
+            State::Waiting(end) => match receive_listener(&end) {
+                Some(listener) => State::Listening(listener),
+                None => State::Done,
+            },
+            State::Listening(_) if hung_up => State::Done,
+            State::Listening(listener) => match self.serve(listener) {
+                Some(news) => State::Served(news),
+                // Nothing serves the calls: the listener is closed, and the kernel answers each
+                // held call `ENOSYS`. Less than the program asked, never more.
+                None => State::Done,
+            },
+            State::Served(news) => {
+                let mut drained = [0u8; 64];
+                match rustix::io::read(&news, &mut drained) {
+                    Ok(0) => State::Done,
+                    Err(e) if e != Errno::AGAIN && e != Errno::INTR => State::Done,
+                    _ => State::Served(news),
+                }
+            }
+            State::Done => State::Done,
+        };
+    }
+
+    /// Starts the receiver and the server with `listener`. Returns the end the receiver tells
+    /// news of groups on, or `None` when they could not be started.
+    fn serve(&mut self, listener: OwnedFd) -> Option<OwnedFd> {
+        let (grants, tmp) = self.plan.take()?;
+        // Read here, where `/proc` may be read: the server may not.
+        if let Some(loopback) = &grants.connects {
+            loopback.learn_port_band();
+        }
+        use rustix::fs::{Mode, OFlags};
+        let tmp =
+            rustix::fs::open(&tmp, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
+        let pipe = || {
+            rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK).ok()
+        };
+        let (news_r, news_w) = pipe()?;
+        let (stop_r, stop_w) = pipe()?;
+        let (opener, requests) = handles::pair().ok()?;
+        let (jobs, handed) = std::sync::mpsc::channel();
+        let listener = Arc::new(listener);
+        let (server_listener, server_shared) = (Arc::clone(&listener), Arc::clone(&self.shared));
+        std::thread::Builder::new()
+            .name("lnk-held-calls".into())
+            .spawn(move || server::run(server_listener, handed, opener, grants, server_shared, tmp))
+            .ok()?;
+        let shared = Arc::clone(&self.shared);
+        std::thread::Builder::new()
+            .name("lnk-held-recv".into())
+            .spawn(move || receiver::run(listener, requests, jobs, shared, stop_r, news_w))
+            .ok()?;
+        self._stop = Some(stop_w);
+        Some(news_r)
     }
 
     /// The held calls refused that the report names, known (not inferred); and without
     /// `[internet]`, the connects the call's loopback refused (with it, they are in the proxy's
     /// log, which the report takes them from).
     pub fn refusals(&self) -> Vec<crate::denials::Denial> {
-        let mut all = self.refusals.clone();
-        if let Some(loopback) = self.grants.connects.as_ref().filter(|l| !l.has_routes()) {
+        let refusals = self.shared.found().refusals.clone();
+        let mut all: Vec<crate::denials::Denial> = refusals
+            .into_iter()
+            .map(|refusal| match refusal {
+                Refusal::Metadata { path, hole } => {
+                    // Outside every write grant: a secret outside every grant too is named as
+                    // one (and no grant is offered for it).
+                    let secret = match hole {
+                        Some(hole) => Some(hole),
+                        None => self.never_granted.paths().iter().find(|p| path.starts_with(p)).cloned(),
+                    };
+                    crate::denials::metadata_refused(&path, secret.as_deref())
+                }
+            })
+            .collect();
+        if let Some(loopback) = self.loopback.as_ref().filter(|l| !l.has_routes()) {
             all.extend(crate::proxy::log::lock(&loopback.log()).denials());
         }
         all
     }
 
     /// The leaders of the groups the program made, as noted.
-    pub fn leaders(&self) -> &[groups::Leader] {
-        &self.groups
+    pub fn leaders(&self) -> Vec<groups::Leader> {
+        self.shared.found().leaders.clone()
     }
 
     /// The same, by pid and start time, for a record.
     pub fn groups(&self) -> Vec<crate::procfs::Process> {
-        self.groups.iter().map(|l| l.process).collect()
+        self.shared.found().leaders.iter().map(|l| l.process).collect()
     }
 
     /// Whether the program made any group of its own.
     pub fn made_groups(&self) -> bool {
-        self.made_groups
+        self.shared.found().made_groups
     }
 
     /// Whether it made more groups than [`Notifier::groups`] holds.
     pub fn more_groups(&self) -> bool {
-        self.more_groups
+        self.shared.found().more_groups
     }
 
     /// The listeners made for the program's servers (see [`crate::proxy::loopback::Loopback::made`]).
     pub fn servers(&self) -> Vec<crate::proxy::loopback::Server> {
-        self.grants.connects.as_ref().map(|l| l.made()).unwrap_or_default()
+        self.loopback.as_ref().map(|l| l.made()).unwrap_or_default()
     }
 
     /// Whether groups were noted since this was last asked.
     pub fn take_new_groups(&mut self) -> bool {
-        std::mem::take(&mut self.new_groups)
-    }
-
-    /// Called when [`Notifier::fd`] polls ready: takes the listener, or answers one held call.
-    /// `hung_up`: the poll said the other side is gone. For the listener that means no process
-    /// uses the filter any more (and so none has a call held): it is done, rather than polled
-    /// ready again and again until the call ends.
-    pub fn ready(&mut self, hung_up: bool) {
-        match std::mem::replace(&mut self.state, State::Done) {
-            State::Waiting(end) => {
-                if let Some(listener) = receive_listener(&end) {
-                    self.state = State::Serving(listener);
-                }
-            }
-            State::Serving(_) if hung_up => {}
-            State::Serving(listener) => {
-                if self.answer_one(&listener) {
-                    self.state = State::Serving(listener);
-                }
-            }
-            State::Done => {}
-        }
+        std::mem::take(&mut self.shared.found().new_groups)
     }
 }
 
@@ -246,70 +397,6 @@ fn receive_listener(end: &OwnedFd) -> Option<OwnedFd> {
     })
 }
 
-impl Notifier {
-    /// Answers one held call. Returns false when the listener is done (no process uses the
-    /// filter any more).
-    fn answer_one(&mut self, listener: &OwnedFd) -> bool {
-        let mut raw = [0u8; NOTIF_SIZE];
-        match crate::sys::seccomp_notif_recv(listener.as_fd(), &mut raw) {
-            Ok(()) => {}
-            // The calling thread was killed (or the call interrupted) before it was read.
-            Err(Errno::NOENT) | Err(Errno::INTR) => return true,
-            Err(_) => return false,
-        }
-        let held = Held::parse(&raw);
-        // A new session or group: its leader is noted, so that the call's end ends its group
-        // too, and the call goes on into the kernel. Its arguments are numbers in registers,
-        // nothing the program could change after they were read.
-        if let Ok(request::Call::Session(call)) = request::decode_call(i64::from(held.nr), held.args) {
-            if held.arch == crate::sys::AUDIT_ARCH {
-                self.note_group(listener.as_fd(), &held, call);
-                let _ = crate::sys::seccomp_notif_continue(listener.as_fd(), held.id);
-            } else {
-                let _ = crate::sys::seccomp_notif_send(listener.as_fd(), held.id, 0, -libc::ENOSYS);
-            }
-            return true;
-        }
-        let mut refused = None;
-        let answer = without_capabilities(|| perform(listener.as_fd(), &self.grants, &held, &mut refused));
-        if let Some(denial) = refused {
-            name(&mut self.refusals, denial);
-        }
-        // ENOENT: the program (or the thread) is gone; nothing waits for this answer.
-        let _ = match answer {
-            Ok(Reply::Done) => crate::sys::seccomp_notif_send(listener.as_fd(), held.id, 0, 0),
-            Ok(Reply::Continue) => crate::sys::seccomp_notif_continue(listener.as_fd(), held.id),
-            Ok(Reply::Sent) => Ok(()),
-            Err(e) => crate::sys::seccomp_notif_send(listener.as_fd(), held.id, 0, -e.raw_os_error()),
-        };
-        true
-    }
-
-    /// Notes the process that leads the group a held `setsid` or `setpgid` makes, when it is
-    /// provably the call's (see [`groups`]).
-    fn note_group(&mut self, listener: BorrowedFd<'_>, held: &Held, call: &str) {
-        self.made_groups = true;
-        let Some(leader) = groups::leader_of(listener, held, call) else { return };
-        if self.groups.contains(&leader) {
-            return;
-        }
-        if self.groups.len() < MAX_GROUPS {
-            self.groups.push(leader);
-            self.new_groups = true;
-        } else if !self.more_groups {
-            self.more_groups = true;
-            self.new_groups = true;
-        }
-    }
-}
-
-/// Keeps `denial` for the report, once, and no more than the report lists.
-fn name(refusals: &mut Vec<crate::denials::Denial>, denial: crate::denials::Denial) {
-    if refusals.len() < crate::denials::MAX_DENIALS && !refusals.contains(&denial) {
-        refusals.push(denial);
-    }
-}
-
 /// How a held call is answered when it succeeds.
 pub enum Reply {
     /// Done for the program: the call returns 0.
@@ -320,73 +407,6 @@ pub enum Reply {
     Continue,
     /// Answered already (a descriptor put in and its number returned in one step).
     Sent,
-}
-
-/// Decodes and performs one held call, answering for the program. A refusal the report should
-/// name is put in `refused`.
-fn perform(
-    listener: BorrowedFd<'_>,
-    grants: &Grants,
-    held: &Held,
-    refused: &mut Option<crate::denials::Denial>,
-) -> Result<Reply, Errno> {
-    if held.arch != crate::sys::AUDIT_ARCH {
-        return Err(Errno::NOSYS);
-    }
-    let call = request::decode_call(i64::from(held.nr), held.args)?;
-    let memory = memory::Memory::open(held.pid).map_err(|_| Errno::PERM)?;
-    let process = match call {
-        request::Call::Socket(_) => Some(open_process(held.pid)?),
-        request::Call::Metadata(_) | request::Call::Session(_) | request::Call::Shm(_) => None,
-    };
-    // What was opened is the holding thread's only while its call is still held.
-    if !crate::sys::seccomp_notif_id_valid(listener, held.id) {
-        return Err(Errno::NOENT);
-    }
-    match (call, process) {
-        (request::Call::Metadata(request), _) => {
-            metadata::perform(grants, held.pid, &memory, &request, refused).map(|()| Reply::Done)
-        }
-        (request::Call::Socket(call), Some(process)) => {
-            // A socket is held only with the call's loopback; without one, none could be made.
-            let loopback = grants.connects.as_ref().ok_or(Errno::PERM)?;
-            sockets::perform(listener, held.id, loopback, held.pid, &process, &memory, call)
-        }
-        (request::Call::Shm(call), _) => {
-            shm::perform(listener, held.id, &grants.shm, held.pid, &memory, call)
-        }
-        (request::Call::Socket(_), None) | (request::Call::Session(_), _) => Err(Errno::PERM),
-    }
-}
-
-/// The holding thread's `/proc` folder, opened once: what is read through it afterwards is that
-/// thread's, whatever process later takes its number.
-fn open_process(tid: u32) -> Result<OwnedFd, Errno> {
-    use rustix::fs::{Mode, OFlags};
-    rustix::fs::open(
-        format!("/proc/{tid}"),
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|_| Errno::PERM)
-}
-
-/// Runs `f` with no effective capability on this thread (a root helper's are set aside and put
-/// back), so the kernel checks what `f` does against the program's rights, which has none.
-fn without_capabilities<T>(f: impl FnOnce() -> Result<T, Errno>) -> Result<T, Errno> {
-    use rustix::thread::{CapabilitySet, CapabilitySets};
-    let held = rustix::thread::capabilities(None).map_err(|_| Errno::PERM)?;
-    if held.effective.is_empty() {
-        return f();
-    }
-    let lowered = CapabilitySets { effective: CapabilitySet::empty(), ..held };
-    rustix::thread::set_capabilities(None, lowered).map_err(|_| Errno::PERM)?;
-    let result = f();
-    // Put back for the helper's own work (as root: reaping, removing the call's tmp folder).
-    if rustix::thread::set_capabilities(None, held).is_err() {
-        // A helper that cannot take its capabilities back goes on without them: less, never more.
-    }
-    result
 }
 
 #[cfg(test)]
@@ -423,9 +443,10 @@ mod tests {
             found: std::cell::OnceCell::new(),
         };
         let shm = shm::ShmFolder::new("/nonexistent".into());
-        let grants =
-            Grants { write_roots: Vec::new(), holes: Vec::new(), never_granted, connects: None, shm };
-        let mut notifier = Notifier::new(grants, channel.into_helper_end().unwrap());
+        let grants = Grants { write_roots: Vec::new(), holes: Vec::new(), connects: None, shm };
+        let end = channel.into_helper_end().unwrap();
+        let plan = Plan { grants, tmp: "/nonexistent".into(), never_granted };
+        let mut notifier = Notifier::new(plan, end);
         // SAFETY: waits for the child just forked.
         let mut status = 0;
         assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);

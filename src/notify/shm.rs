@@ -23,6 +23,9 @@
 //! What it costs: every open with those flags (a lockfile, `mkstemp`) and every `unlink` waits
 //! for the helper (measured in bench/README.md).
 //!
+//! Every open made there is made without blocking and refuses anything but a regular file (a
+//! FIFO the program made at a name once froze the helper: see [`open_never_blocking`]).
+//!
 //! What it trusts: the kernel's `O_NOFOLLOW` opens beneath the folder's descriptor.
 
 use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
@@ -32,6 +35,7 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
 use super::Reply;
+use super::handles::{CallHandles, What};
 use super::memory::Memory;
 use super::request::{AT_FDCWD, ShmCall};
 
@@ -73,7 +77,7 @@ pub fn perform(
     listener: BorrowedFd<'_>,
     id: u64,
     shm: &ShmFolder,
-    tid: u32,
+    handles: &CallHandles<'_>,
     memory: &Memory,
     call: ShmCall,
 ) -> Result<Reply, Errno> {
@@ -92,13 +96,9 @@ pub fn perform(
                 | OFlags::NONBLOCK
                 | OFlags::DIRECTORY
                 | OFlags::NOFOLLOW;
-            let mode = mode & 0o777 & !umask(tid).unwrap_or(0o022);
-            let opened = rustix::fs::openat(
-                shm.open()?,
-                name,
-                (flags & kept) | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::from_raw_mode(mode),
-            )?;
+            let umask = handles.open(What::Status).ok().and_then(|status| umask(&status));
+            let mode = mode & 0o777 & !umask.unwrap_or(0o022);
+            let opened = open_never_blocking(shm.open()?, name, flags & kept, Mode::from_raw_mode(mode))?;
             crate::sys::seccomp_notif_send_fd(listener, id, opened.as_fd(), flags.contains(OFlags::CLOEXEC))?;
             Ok(Reply::Sent)
         }
@@ -142,10 +142,39 @@ fn names_shm(path: &[u8]) -> bool {
     path == b"/dev/shm" || path.starts_with(b"/dev/shm/")
 }
 
-/// The program's umask (`/proc/<tid>/status`).
-fn umask(tid: u32) -> Option<u32> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    let line = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+/// Opens `name` in `folder` with the program's `flags`, never blocking and never anything but a
+/// regular file (or a folder, when `O_DIRECTORY` asks for one): the name is the program's to
+/// make, and a FIFO there, opened as the program asked, once froze the helper (found in
+/// review). Opened with `O_NONBLOCK` (a FIFO's reader opens at once, its writer gets `ENXIO`),
+/// and never following a link; anything else is refused `EACCES` before it is used, and a
+/// regular file gets the program's own `O_NONBLOCK` back.
+fn open_never_blocking(folder: &OwnedFd, name: &[u8], flags: OFlags, mode: Mode) -> Result<OwnedFd, Errno> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let name = std::ffi::OsStr::from_bytes(name);
+    let opened = rustix::fs::openat(
+        folder,
+        name,
+        flags | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        mode,
+    )?;
+    let kind = rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&opened)?.st_mode);
+    let wanted = kind == rustix::fs::FileType::RegularFile
+        || (kind == rustix::fs::FileType::Directory && flags.contains(OFlags::DIRECTORY));
+    if !wanted {
+        return Err(Errno::ACCESS);
+    }
+    if !flags.contains(OFlags::NONBLOCK) {
+        let status = rustix::fs::fcntl_getfl(&opened)?;
+        rustix::fs::fcntl_setfl(&opened, status - OFlags::NONBLOCK)?;
+    }
+    Ok(opened)
+}
+
+/// The program's umask, from its `/proc/<tid>/status` as the receiver opened it.
+fn umask(status: &OwnedFd) -> Option<u32> {
+    let text = super::handles::read_small(status).ok()?;
+    let text = std::str::from_utf8(&text).ok()?;
+    let line = text.lines().find_map(|l| l.strip_prefix("Umask:"))?;
     u32::from_str_radix(line.trim(), 8).ok()
 }
 
@@ -170,7 +199,42 @@ mod tests {
             assert_eq!(shm_name(other), None, "{}", String::from_utf8_lossy(other));
         }
         assert!(names_shm(b"/dev/shm") && names_shm(b"/dev/shm/a/b") && !names_shm(b"/dev/shmx"));
-        let me = rustix::process::getpid().as_raw_nonzero().get() as u32;
-        assert!(umask(me).is_some());
+        let status = rustix::fs::open("/proc/thread-self/status", OFlags::RDONLY, Mode::empty()).unwrap();
+        assert!(umask(&status).is_some());
+    }
+
+    #[test]
+    fn a_fifo_or_a_link_at_a_shared_memory_name_is_refused_without_blocking() {
+        let dir = std::env::temp_dir().join(format!(
+            "lnk-shm-kinds-{}-{}",
+            rustix::process::getuid().as_raw(),
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let folder = rustix::fs::open(&dir, OFlags::PATH | OFlags::DIRECTORY, Mode::empty()).unwrap();
+        rustix::fs::mknodat(&folder, "fifo", rustix::fs::FileType::Fifo, Mode::from_raw_mode(0o600), 0)
+            .unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", dir.join("link")).unwrap();
+        std::fs::create_dir(dir.join("folder")).unwrap();
+        let mode = Mode::from_raw_mode(0o600);
+        // Opened blocking, as shm_open asks: a reader of a FIFO with no writer would wait forever.
+        for flags in [OFlags::RDONLY, OFlags::RDWR, OFlags::WRONLY] {
+            assert_eq!(
+                open_never_blocking(&folder, b"fifo", flags, mode).err(),
+                Some(Errno::ACCESS).filter(|_| flags != OFlags::WRONLY).or(Some(Errno::NXIO)),
+                "{flags:?}"
+            );
+        }
+        assert_eq!(open_never_blocking(&folder, b"link", OFlags::RDONLY, mode).err(), Some(Errno::LOOP));
+        assert_eq!(open_never_blocking(&folder, b"folder", OFlags::RDONLY, mode).err(), Some(Errno::ACCESS));
+        assert!(open_never_blocking(&folder, b"folder", OFlags::RDONLY | OFlags::DIRECTORY, mode).is_ok());
+        let made = open_never_blocking(&folder, b"made", OFlags::RDWR | OFlags::CREATE | OFlags::EXCL, mode)
+            .unwrap();
+        assert!(
+            !rustix::fs::fcntl_getfl(&made).unwrap().contains(OFlags::NONBLOCK),
+            "the program's own flags"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -40,11 +40,12 @@
 use std::net::SocketAddr;
 use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
 
-use rustix::fs::{Mode, OFlags};
+use rustix::fs::OFlags;
 use rustix::io::Errno;
 use rustix::net::AddressFamily;
 
 use super::Reply;
+use super::handles::{CallHandles, What};
 use super::memory::Memory;
 use super::request::{Address, SocketCall};
 use crate::proxy::loopback::{Loopback, may_listen_on};
@@ -67,20 +68,19 @@ struct Socket {
     flags: OFlags,
 }
 
-/// Performs one held socket call of thread `tid` (whose `/proc` folder is `process`), answering
-/// for the program.
+/// Performs one held socket call (whose thread's handles are `handles`), answering for the
+/// program.
 pub fn perform(
     listener: BorrowedFd<'_>,
     id: u64,
     loopback: &Loopback,
-    tid: u32,
-    process: &OwnedFd,
+    handles: &CallHandles<'_>,
     memory: &Memory,
     call: SocketCall,
 ) -> Result<Reply, Errno> {
     match call {
         SocketCall::Connect(Address { fd, address, len }) => {
-            let socket = socket(tid, process, fd)?;
+            let socket = socket(handles, fd)?;
             let asked = read_address(memory, address, len);
             let Some(family) = socket.tcp else {
                 // A socket pair's end is connected: a Unix address finds it so, any other is
@@ -90,7 +90,7 @@ pub fn perform(
                     _ => Errno::INVAL,
                 });
             };
-            if in_use(loopback, tid, fd, socket.inode) {
+            if in_use(loopback, handles, fd, socket.inode) {
                 return Err(Errno::ISCONN);
             }
             let asked = of_family(asked?, family)?;
@@ -98,9 +98,9 @@ pub fn perform(
             put(listener, id, &made, fd, &socket)
         }
         SocketCall::Bind(Address { fd, address, len }) => {
-            let socket = socket(tid, process, fd)?;
+            let socket = socket(handles, fd)?;
             let family = socket.tcp.ok_or(Errno::INVAL)?;
-            if in_use(loopback, tid, fd, socket.inode) {
+            if in_use(loopback, handles, fd, socket.inode) {
                 return Err(Errno::INVAL);
             }
             let asked = of_family(read_address(memory, address, len)?, family)?;
@@ -112,12 +112,12 @@ pub fn perform(
             put(listener, id, &made, fd, &socket)
         }
         SocketCall::Listen { fd } => {
-            let socket = socket(tid, process, fd)?;
+            let socket = socket(handles, fd)?;
             let family = socket.tcp.ok_or(Errno::INVAL)?;
             if loopback.server(socket.inode).is_some() {
                 return Ok(Reply::Done);
             }
-            if in_use(loopback, tid, fd, socket.inode) {
+            if in_use(loopback, handles, fd, socket.inode) {
                 return Err(Errno::INVAL);
             }
             // Never bound: the kernel would bind the wildcard, on the host's every interface.
@@ -129,10 +129,10 @@ pub fn perform(
             put(listener, id, &made, fd, &socket)
         }
         SocketCall::Name { fd, address, len } => {
-            let inode = socket_inode(process, fd)?;
+            let inode = socket_inode(handles, fd)?.1;
             let Some(server) = loopback.server(inode) else { return Ok(Reply::Continue) };
-            let family = socket(tid, process, fd)?.tcp.ok_or(Errno::INVAL)?;
-            let writable = Memory::open_writable(tid)?;
+            let family = socket(handles, fd)?.tcp.ok_or(Errno::INVAL)?;
+            let writable = Memory::from_file(handles.open(What::WritableMemory)?);
             let mut room = [0u8; 4];
             writable.read(len, &mut room)?;
             let room = i32::from_ne_bytes(room);
@@ -160,14 +160,14 @@ fn put(listener: BorrowedFd<'_>, id: u64, made: &OwnedFd, fd: i32, socket: &Sock
 /// asked on a copy of the descriptor where the kernel gives one, else of the kernel's socket
 /// diagnostics (slower: see [`crate::sock_diag`]). A socket never bound or connected is
 /// neither.
-fn in_use(loopback: &Loopback, tid: u32, fd: i32, inode: u64) -> bool {
+fn in_use(loopback: &Loopback, handles: &CallHandles<'_>, fd: i32, inode: u64) -> bool {
     if loopback.connected(inode) || loopback.server(inode).is_some() {
         return true;
     }
     if !loopback.has_servers() && fd >= 3 {
         return false;
     }
-    if let Some(answer) = asked_on_a_copy(tid, fd, inode) {
+    if let Some(answer) = asked_on_a_copy(handles, fd, inode) {
         return answer;
     }
     // A connection the program's own listener accepted has the call's address; a stream the
@@ -181,15 +181,8 @@ fn in_use(loopback: &Loopback, tid: u32, fd: i32, inode: u64) -> bool {
 /// (container runtimes' default seccomp profiles refuse `pidfd_getfd`) or the copy is not the
 /// socket `inode` (the program's threads put another at `fd` meanwhile). The copy is closed at
 /// once; nothing is done with it but these two questions.
-fn asked_on_a_copy(tid: u32, fd: i32, inode: u64) -> Option<bool> {
-    use rustix::process::{PidfdFlags, PidfdGetfdFlags};
-    let pid = rustix::process::Pid::from_raw(i32::try_from(tid).ok()?)?;
-    // PIDFD_THREAD (Linux 6.9): the held call may be a thread's; before it, a leader's only.
-    let thread = PidfdFlags::from_bits_retain(libc::O_EXCL as _);
-    let pidfd = rustix::process::pidfd_open(pid, thread)
-        .or_else(|_| rustix::process::pidfd_open(pid, PidfdFlags::empty()))
-        .ok()?;
-    let copy = rustix::process::pidfd_getfd(&pidfd, fd, PidfdGetfdFlags::empty()).ok()?;
+fn asked_on_a_copy(handles: &CallHandles<'_>, fd: i32, inode: u64) -> Option<bool> {
+    let copy = handles.open(What::Copy(fd)).ok()?;
     if rustix::fs::fstat(&copy).ok()?.st_ino != inode {
         return None;
     }
@@ -199,28 +192,34 @@ fn asked_on_a_copy(tid: u32, fd: i32, inode: u64) -> Option<bool> {
 
 /// What the program's descriptor `fd` is (see [`Socket`]). `EBADF` if it has none; `ENOTSOCK`
 /// unless it is a socket.
-fn socket(tid: u32, process: &OwnedFd, fd: i32) -> Result<Socket, Errno> {
-    let inode = socket_inode(process, fd)?;
+fn socket(handles: &CallHandles<'_>, fd: i32) -> Result<Socket, Errno> {
+    let (reached, inode) = socket_inode(handles, fd)?;
+    // The kernel names a socket's protocol in an attribute of its inode, reached here through
+    // lnk's own descriptor of it.
     let mut name = [0u8; 32];
-    let n = rustix::fs::getxattr(format!("/proc/{tid}/fd/{fd}"), "system.sockprotoname", &mut name)
-        .map_err(|_| Errno::BADF)?;
+    let n = rustix::fs::getxattr(
+        format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&reached)),
+        "system.sockprotoname",
+        &mut name,
+    )
+    .map_err(|_| Errno::BADF)?;
     let tcp = match name[..n].strip_suffix(b"\0").unwrap_or(&name[..n]) {
         b"TCP" => Some(AddressFamily::INET),
         b"TCPv6" => Some(AddressFamily::INET6),
         _ => None,
     };
-    Ok(Socket { inode, tcp, flags: descriptor_flags(process, fd)? })
+    Ok(Socket { inode, tcp, flags: descriptor_flags(handles, fd)? })
 }
 
-/// The inode of the program's socket at `fd` (`socket:[INODE]`).
-fn socket_inode(process: &OwnedFd, fd: i32) -> Result<u64, Errno> {
-    if fd < 0 {
-        return Err(Errno::BADF);
+/// The program's socket at `fd`, as an `O_PATH` descriptor of lnk's own, and its inode.
+/// `EBADF` if it has none; `ENOTSOCK` unless it is a socket.
+fn socket_inode(handles: &CallHandles<'_>, fd: i32) -> Result<(OwnedFd, u64), Errno> {
+    let reached = handles.open(What::Fd(fd))?;
+    let stat = rustix::fs::fstat(&reached).map_err(|_| Errno::BADF)?;
+    if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::Socket {
+        return Err(Errno::NOTSOCK);
     }
-    let named = rustix::fs::readlinkat(process, format!("fd/{fd}"), Vec::new()).map_err(|_| Errno::BADF)?;
-    let named = named.to_bytes();
-    let inode = named.strip_prefix(b"socket:[").and_then(|r| r.strip_suffix(b"]")).ok_or(Errno::NOTSOCK)?;
-    std::str::from_utf8(inode).ok().and_then(|i| i.parse().ok()).ok_or(Errno::NOTSOCK)
+    Ok((reached, stat.st_ino))
 }
 
 /// Reads a `struct sockaddr` of `len` bytes at `address` once, and decodes it.
@@ -303,14 +302,11 @@ fn encode_sockaddr(address: SocketAddr, family: AddressFamily) -> Vec<u8> {
 }
 
 /// The status flags of the program's descriptor `fd` (its `O_NONBLOCK`, and `O_CLOEXEC` as
-/// `/proc` shows the descriptor's close-on-exec), from the held thread's `/proc` folder.
-fn descriptor_flags(process: &OwnedFd, fd: i32) -> Result<OFlags, Errno> {
-    let info =
-        rustix::fs::openat(process, format!("fdinfo/{fd}"), OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-            .map_err(|_| Errno::BADF)?;
-    let mut text = [0u8; 512];
-    let n = rustix::io::read(&info, &mut text).map_err(|_| Errno::BADF)?;
-    parse_fdinfo_flags(&text[..n]).ok_or(Errno::BADF)
+/// `/proc` shows the descriptor's close-on-exec), from its `fdinfo`.
+fn descriptor_flags(handles: &CallHandles<'_>, fd: i32) -> Result<OFlags, Errno> {
+    let info = handles.open(What::FdInfo(fd)).map_err(|_| Errno::BADF)?;
+    let text = super::handles::read_small(&info).map_err(|_| Errno::BADF)?;
+    parse_fdinfo_flags(&text).ok_or(Errno::BADF)
 }
 
 /// The `flags:` line of a `/proc/<pid>/fdinfo/<fd>` file (octal).
@@ -324,6 +320,7 @@ fn parse_fdinfo_flags(text: &[u8]) -> Option<OFlags> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustix::fs::Mode;
 
     fn v4(port: u16, ip: [u8; 4], len: usize) -> Vec<u8> {
         let mut raw = vec![0u8; len];
@@ -381,18 +378,33 @@ mod tests {
 
     #[test]
     fn a_socket_is_known_by_its_protocol_and_inode() {
-        let me = rustix::process::getpid().as_raw_nonzero().get() as u32;
-        let process =
-            rustix::fs::open(format!("/proc/{me}"), OFlags::PATH | OFlags::DIRECTORY, Mode::empty()).unwrap();
+        let me = rustix::thread::gettid().as_raw_nonzero().get() as u32;
+        let handles = CallHandles::of_thread(me);
         let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let (pair, _other) = std::os::unix::net::UnixStream::pair().unwrap();
         use std::os::fd::AsRawFd as _;
-        let seen = socket(me, &process, tcp.as_raw_fd()).unwrap();
+        let seen = socket(&handles, tcp.as_raw_fd()).unwrap();
         assert_eq!(seen.tcp, Some(AddressFamily::INET));
         assert_eq!(seen.inode, rustix::fs::fstat(&tcp).unwrap().st_ino);
-        assert_eq!(socket(me, &process, pair.as_raw_fd()).unwrap().tcp, None);
+        assert_eq!(socket(&handles, pair.as_raw_fd()).unwrap().tcp, None);
         let file = std::fs::File::open("/proc/self/stat").unwrap();
-        assert_eq!(socket(me, &process, file.as_raw_fd()).err(), Some(Errno::NOTSOCK));
-        assert_eq!(socket(me, &process, 100_000).err(), Some(Errno::BADF));
+        assert_eq!(socket(&handles, file.as_raw_fd()).err(), Some(Errno::NOTSOCK));
+        assert_eq!(socket(&handles, 100_000).err(), Some(Errno::BADF));
+        // A FIFO at the number is never opened for reading (it would block): only looked at.
+        let dir = std::env::temp_dir()
+            .join(format!("lnk-sockets-fifo-{}-{me}", rustix::process::getuid().as_raw()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            dir.join("f"),
+            rustix::fs::FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let fifo = rustix::fs::open(dir.join("f"), OFlags::RDONLY | OFlags::NONBLOCK, Mode::empty()).unwrap();
+        assert_eq!(socket(&handles, fifo.as_raw_fd()).err(), Some(Errno::NOTSOCK));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -128,7 +128,7 @@ pub struct Sandbox {
     move_to: Option<std::ffi::CString>,
     /// In the Landlock-only mode: the channel the filter's listener crosses to the helper, where
     /// the held metadata calls may act, and where held connects go (with `[internet]`).
-    notify: Option<(crate::notify::Channel, crate::notify::Grants)>,
+    notify: Option<(crate::notify::Channel, crate::notify::Plan)>,
     /// With `[internet]`: the program's only way out, the call's proxy.
     door: Option<NetworkDoor>,
 }
@@ -467,8 +467,8 @@ impl Sandbox {
     /// In the helper, right after the program's process is started: the side that answers its
     /// held calls, if any are held.
     pub fn take_notifier(&mut self) -> Option<crate::notify::Notifier> {
-        let (channel, grants) = self.notify.take()?;
-        Some(crate::notify::Notifier::new(grants, channel.into_helper_end()?))
+        let (channel, plan) = self.notify.take()?;
+        Some(crate::notify::Notifier::new(plan, channel.into_helper_end()?))
     }
 }
 

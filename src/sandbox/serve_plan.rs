@@ -26,7 +26,7 @@ pub(super) fn notify_plan(
     write_roots: &[(PathBuf, OwnedFd)],
     holes: &[Hole],
     door: Option<&NetworkDoor>,
-) -> Result<(crate::notify::Channel, crate::notify::Grants), Refusal> {
+) -> Result<(crate::notify::Channel, crate::notify::Plan), Refusal> {
     let private_tmp = req.private_tmp;
     let mut roots = Vec::with_capacity(write_roots.len());
     for (path, fd) in write_roots {
@@ -52,10 +52,8 @@ pub(super) fn notify_plan(
     };
     // The call's own /dev/shm, in its tmp folder (see `crate::notify::shm`).
     let shm = crate::notify::shm::ShmFolder::new(private_tmp.to_owned());
-    Ok((
-        channel,
-        crate::notify::Grants { write_roots: roots, holes, never_granted, connects: Some(connects), shm },
-    ))
+    let grants = crate::notify::Grants { write_roots: roots, holes, connects: Some(connects), shm };
+    Ok((channel, crate::notify::Plan { grants, tmp: private_tmp.to_owned(), never_granted }))
 }
 
 /// Plans the network door for `[internet]`: a network namespace of the program's own in the

@@ -1,0 +1,219 @@
+//! What the held calls' server may ask the receiver to open: handles on the held thread's own
+//! memory, descriptors and status, and nothing else.
+//!
+//! The server reads the program's bytes, so it runs confined (Landlock and seccomp, see
+//! [`crate::thread_confinement`]). Landlock's scope then keeps it from the program's `/proc`
+//! files too: reading `/proc/<tid>/mem` or following `/proc/<tid>/fd/N` is a ptrace access,
+//! which Landlock allows only towards a process of the same or a nested domain, and the
+//! program's domain is neither. So the receiver, which reads no byte of the program's, opens
+//! them for the server, and only for a call it handed over and that is still held:
+//!
+//! - the server names the call by its id, never by a thread: the receiver takes the thread from
+//!   its own table of the calls it handed over (the kernel's notifications), so a server taken
+//!   over can ask for no other process's memory or descriptors;
+//! - after opening, the receiver checks the call is still held (`SECCOMP_IOCTL_NOTIF_ID_VALID`),
+//!   so what it opened is that thread's and not a process's that took its number since;
+//! - each handle is opened without following the program's links on the receiver's side: its
+//!   working folder and descriptors as `O_PATH` (never opened for reading or writing, so never
+//!   a FIFO or a device the program put there), its memory and `fdinfo` as the kernel's own
+//!   files.
+//!
+//! Trusted with: which processes' handles the confined server gets: a bug here could hand it
+//! another process's memory. What it trusts: the kernel's notifications and `/proc`, and
+//! `SECCOMP_IOCTL_NOTIF_ID_VALID`.
+
+use std::collections::VecDeque;
+use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
+use std::sync::{Arc, Mutex, mpsc};
+
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+
+/// A handle of the held thread's, as the server asks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum What {
+    /// Its memory, for reading (`/proc/<tid>/mem`).
+    Memory,
+    /// Its memory, for reading and writing (a call whose answer the program's memory receives).
+    WritableMemory,
+    /// Its working folder (`O_PATH`).
+    Cwd,
+    /// Its descriptor N (`O_PATH`, through `/proc/<tid>/fd/N`).
+    Fd(i32),
+    /// What the kernel says of its descriptor N (`/proc/<tid>/fdinfo/N`).
+    FdInfo(i32),
+    /// Its `/proc/<tid>/status` (the umask).
+    Status,
+    /// A copy of its descriptor N (`pidfd_getfd`), where the kernel gives one.
+    Copy(i32),
+}
+
+/// One request, with where its answer goes.
+pub(super) struct Request {
+    pub(super) id: u64,
+    /// `None`: the call was answered, and its id is forgotten.
+    pub(super) what: Option<What>,
+    pub(super) reply: Option<mpsc::SyncSender<Result<OwnedFd, Errno>>>,
+}
+
+/// The server's side: asks the receiver for a handle of a held call's.
+#[derive(Clone)]
+pub struct Opener {
+    queue: Arc<Queue>,
+    wake: Arc<OwnedFd>,
+}
+
+/// The requests waiting; `None` once the receiver ended (a request is then answered at once).
+type Queue = Mutex<Option<VecDeque<Request>>>;
+
+/// The receiver's side: the requests waiting, and the descriptor that polls ready when one
+/// comes.
+pub(super) struct Requests {
+    queue: Arc<Queue>,
+    pub(super) ready: OwnedFd,
+}
+
+/// A pair of ends: the server's [`Opener`] and the receiver's [`Requests`].
+pub(super) fn pair() -> Result<(Opener, Requests), Errno> {
+    let (ready, wake) =
+        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK)?;
+    let queue = Arc::new(Mutex::new(Some(VecDeque::new())));
+    Ok((Opener { queue: Arc::clone(&queue), wake: Arc::new(wake) }, Requests { queue, ready }))
+}
+
+impl Opener {
+    /// A handle of the held call `id`'s thread; `ENOENT` when the call is no longer held.
+    pub fn open(&self, id: u64, what: What) -> Result<OwnedFd, Errno> {
+        let (reply, answer) = mpsc::sync_channel(1);
+        self.push(Request { id, what: Some(what), reply: Some(reply) });
+        answer.recv().unwrap_or(Err(Errno::NOENT))
+    }
+
+    /// Tells the receiver the call `id` was answered: nothing more is opened for it.
+    pub fn done(&self, id: u64) {
+        self.push(Request { id, what: None, reply: None });
+    }
+
+    fn push(&self, request: Request) {
+        // Once the receiver is gone the request is dropped here, and its reply with it.
+        if let Some(queue) = self.queue.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            queue.push_back(request);
+        }
+        // A full pipe already says there is something to read.
+        let _ = rustix::io::write(&*self.wake, &[1]);
+    }
+}
+
+/// The handles of one held call, as the server asks for them.
+pub struct CallHandles<'a> {
+    from: From<'a>,
+}
+
+enum From<'a> {
+    /// The receiver, for the held call of this id.
+    Receiver(&'a Opener, u64),
+    /// Opened at once, of this thread, unchecked (the unit tests' stand-in for a held call).
+    #[cfg(test)]
+    Thread(u32),
+}
+
+impl<'a> CallHandles<'a> {
+    pub fn new(opener: &'a Opener, id: u64) -> CallHandles<'a> {
+        CallHandles { from: From::Receiver(opener, id) }
+    }
+
+    /// Handles of thread `tid` opened at once, for the unit tests.
+    #[cfg(test)]
+    pub fn of_thread(tid: u32) -> CallHandles<'static> {
+        CallHandles { from: From::Thread(tid) }
+    }
+
+    /// `what` of the held call's thread; `ENOENT` when the call is no longer held.
+    pub fn open(&self, what: What) -> Result<OwnedFd, Errno> {
+        match self.from {
+            From::Receiver(opener, id) => opener.open(id, what),
+            #[cfg(test)]
+            From::Thread(tid) => open_unchecked(tid, what),
+        }
+    }
+}
+
+impl Requests {
+    /// The requests waiting, taken.
+    pub(super) fn take(&self) -> Vec<Request> {
+        let mut drained = [0u8; 64];
+        while rustix::io::read(&self.ready, &mut drained).is_ok_and(|n| n > 0) {}
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        queue.as_mut().map(|q| q.drain(..).collect()).unwrap_or_default()
+    }
+
+    /// Ends the queue: what waits in it is dropped (its replies with it), and what comes later
+    /// is dropped at once.
+    pub(super) fn close(&self) {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+/// Opens `what` of thread `tid`, whose call `id` is held on `listener`; `ENOENT` once it is not
+/// (whatever was opened is then dropped: it may be another process's).
+pub(super) fn open_for(listener: BorrowedFd<'_>, id: u64, tid: u32, what: What) -> Result<OwnedFd, Errno> {
+    let opened = open_unchecked(tid, what)?;
+    if !crate::sys::seccomp_notif_id_valid(listener, id) {
+        return Err(Errno::NOENT);
+    }
+    Ok(opened)
+}
+
+fn open_unchecked(tid: u32, what: What) -> Result<OwnedFd, Errno> {
+    let path_flags = OFlags::PATH | OFlags::CLOEXEC;
+    let read = OFlags::RDONLY | OFlags::CLOEXEC;
+    let fd_number = |fd: i32| if fd < 0 { Err(Errno::BADF) } else { Ok(fd) };
+    // A descriptor the program does not have is `EBADF` to it, whatever `/proc` says.
+    let no_such_descriptor = |e: Errno| if e == Errno::NOENT { Errno::BADF } else { e };
+    match what {
+        What::Memory => rustix::fs::open(format!("/proc/{tid}/mem"), read, Mode::empty()),
+        What::WritableMemory => {
+            rustix::fs::open(format!("/proc/{tid}/mem"), OFlags::RDWR | OFlags::CLOEXEC, Mode::empty())
+        }
+        What::Cwd => rustix::fs::open(format!("/proc/{tid}/cwd"), path_flags, Mode::empty()),
+        What::Fd(fd) => {
+            rustix::fs::open(format!("/proc/{tid}/fd/{}", fd_number(fd)?), path_flags, Mode::empty())
+                .map_err(no_such_descriptor)
+        }
+        What::FdInfo(fd) => {
+            rustix::fs::open(format!("/proc/{tid}/fdinfo/{}", fd_number(fd)?), read, Mode::empty())
+                .map_err(no_such_descriptor)
+        }
+        What::Status => rustix::fs::open(format!("/proc/{tid}/status"), read, Mode::empty()),
+        What::Copy(fd) => copy_of(tid, fd_number(fd)?),
+    }
+}
+
+/// A copy of thread `tid`'s descriptor `fd` (`pidfd_getfd`): `EPERM` where the kernel or a
+/// container's profile gives none.
+fn copy_of(tid: u32, fd: i32) -> Result<OwnedFd, Errno> {
+    use rustix::process::{PidfdFlags, PidfdGetfdFlags};
+    let pid =
+        rustix::process::Pid::from_raw(i32::try_from(tid).map_err(|_| Errno::SRCH)?).ok_or(Errno::SRCH)?;
+    // PIDFD_THREAD (Linux 6.9): the held call may be a thread's; before it, a leader's only.
+    let thread = PidfdFlags::from_bits_retain(libc::O_EXCL as _);
+    let pidfd = rustix::process::pidfd_open(pid, thread)
+        .or_else(|_| rustix::process::pidfd_open(pid, PidfdFlags::empty()))?;
+    rustix::process::pidfd_getfd(pidfd.as_fd(), fd, PidfdGetfdFlags::empty())
+}
+
+/// Reads the whole of a small `/proc` file the receiver opened (a status, an `fdinfo`).
+pub fn read_small(file: &OwnedFd) -> Result<Vec<u8>, Errno> {
+    let mut text = vec![0u8; 4096];
+    let mut filled = 0;
+    while filled < text.len() {
+        match rustix::io::read(file, &mut text[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    text.truncate(filled);
+    Ok(text)
+}

@@ -1,0 +1,162 @@
+//! The held calls' receiver: the helper's thread that takes each held call from the kernel,
+//! answers those decided by their numbers alone, and hands the rest to the confined server.
+//!
+//! It reads no byte of the program's: only the kernel's notification (the calling thread, the
+//! call's number and its six register arguments) and `/proc`. What it does with them:
+//!
+//! - `setsid` and `setpgid`: notes the process of the call that may lead the new group (see
+//!   [`super::groups`]) and lets the call go on into the kernel, which answers it;
+//! - every other call (its arguments lie in the program's memory): opens the calling thread's
+//!   memory, checks the call is still held (so the memory is that thread's), and hands both to
+//!   the server ([`super::server`]); then opens, for the server, what it asks of that call's
+//!   thread ([`super::handles`]).
+//!
+//! It never waits on the program: every open is of `/proc`, and nothing it opens is read here.
+//! Nor does it wait on the server: a call handed over is queued, and a server busy with one
+//! call (a connect to a slow listener) holds up only the calls it serves, never the receiver
+//! or the call's lifetime, which runs on the helper's main thread (see [`crate::lifetime`]).
+//!
+//! Trusted with: the held calls it answers itself, and which thread's handles the server gets.
+//! What it trusts: the kernel's notifications, `/proc`, and `SECCOMP_IOCTL_NOTIF_ID_VALID`.
+
+use std::collections::HashMap;
+use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
+use std::sync::{Arc, mpsc};
+
+use rustix::event::{PollFd, PollFlags};
+use rustix::io::Errno;
+
+use super::handles::{self, Requests};
+use super::memory::Memory;
+use super::request::{self, Call};
+use super::{Held, NOTIF_SIZE, Shared};
+
+/// A call handed to the server: the notification and the calling thread's memory.
+pub(super) struct Job {
+    pub(super) held: Held,
+    pub(super) memory: Memory,
+}
+
+/// The most calls handed over and not yet answered; past it the receiver answers `EAGAIN`
+/// (a program can have no more held at once than it has threads).
+const MAX_HANDED_OVER: usize = 65_536;
+
+/// Runs until the listener is done (no process uses the filter any more), `stop` polls ready
+/// (the call ended), or the server is gone.
+/// `news` is written a byte each time a group is noted (the call's lifetime records it), and
+/// closed when the receiver ends.
+pub(super) fn run(
+    listener: Arc<OwnedFd>,
+    requests: Requests,
+    jobs: mpsc::Sender<Job>,
+    shared: Arc<Shared>,
+    stop: OwnedFd,
+    news: OwnedFd,
+) {
+    let mut handed: HashMap<u64, u32> = HashMap::new();
+    serve(&listener, &requests, &jobs, &shared, &stop, &news, &mut handed);
+    // Whatever the server asks from now on is answered at once: its call is no longer held.
+    requests.close();
+}
+
+fn serve(
+    listener: &OwnedFd,
+    requests: &Requests,
+    jobs: &mpsc::Sender<Job>,
+    shared: &Shared,
+    stop: &OwnedFd,
+    news: &OwnedFd,
+    handed: &mut HashMap<u64, u32>,
+) {
+    loop {
+        let mut fds = [
+            PollFd::new(listener, PollFlags::IN),
+            PollFd::new(&requests.ready, PollFlags::IN),
+            PollFd::new(stop, PollFlags::IN),
+        ];
+        match rustix::event::poll(&mut fds, None) {
+            Ok(_) | Err(Errno::INTR) => {}
+            Err(_) => return,
+        }
+        let (held_ready, asked, stopped) = (fds[0].revents(), fds[1].revents(), fds[2].revents());
+        if !stopped.is_empty() {
+            return;
+        }
+        if !asked.is_empty() {
+            for request in requests.take() {
+                match (request.what, request.reply) {
+                    (Some(what), Some(reply)) => {
+                        let answer = match handed.get(&request.id) {
+                            Some(tid) => handles::open_for(listener.as_fd(), request.id, *tid, what),
+                            None => Err(Errno::NOENT),
+                        };
+                        let _ = reply.send(answer);
+                    }
+                    _ => {
+                        handed.remove(&request.id);
+                    }
+                }
+            }
+        }
+        if held_ready.intersects(PollFlags::IN) {
+            if !take_one(listener.as_fd(), jobs, shared, news, handed) {
+                return;
+            }
+        } else if held_ready.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL) {
+            // No process uses the filter any more, so none has a call held.
+            return;
+        }
+    }
+}
+
+/// Takes one held call and answers it or hands it over. False when there is nothing more to
+/// take (the listener is done, or the server gone).
+fn take_one(
+    listener: BorrowedFd<'_>,
+    jobs: &mpsc::Sender<Job>,
+    shared: &Shared,
+    news: &OwnedFd,
+    handed: &mut HashMap<u64, u32>,
+) -> bool {
+    let mut raw = [0u8; NOTIF_SIZE];
+    match crate::sys::seccomp_notif_recv(listener, &mut raw) {
+        Ok(()) => {}
+        // The calling thread was killed (or the call interrupted) before it was read.
+        Err(Errno::NOENT) | Err(Errno::INTR) => return true,
+        Err(_) => return false,
+    }
+    let held = Held::parse(&raw);
+    if held.arch != crate::sys::AUDIT_ARCH {
+        let _ = crate::sys::seccomp_notif_send(listener, held.id, 0, -libc::ENOSYS);
+        return true;
+    }
+    if let Ok(Call::Session(call)) = request::decode_call(i64::from(held.nr), held.args) {
+        // Numbers in registers, nothing the program could change after they were read: the
+        // call goes on, and the kernel answers it.
+        if shared.note_group(listener, &held, call) {
+            // A full pipe already says there is news.
+            let _ = rustix::io::write(news, &[1]);
+        }
+        let _ = crate::sys::seccomp_notif_continue(listener, held.id);
+        return true;
+    }
+    if handed.len() >= MAX_HANDED_OVER {
+        let _ = crate::sys::seccomp_notif_send(listener, held.id, 0, -libc::EAGAIN);
+        return true;
+    }
+    // The memory is the holding thread's only while its call is still held.
+    let memory = match Memory::open(held.pid) {
+        Ok(memory) if crate::sys::seccomp_notif_id_valid(listener, held.id) => memory,
+        Ok(_) => return true,
+        Err(_) => {
+            let _ = crate::sys::seccomp_notif_send(listener, held.id, 0, -libc::EPERM);
+            return true;
+        }
+    };
+    handed.insert(held.id, held.pid);
+    if jobs.send(Job { held, memory }).is_err() {
+        let _ = crate::sys::seccomp_notif_send(listener, held.id, 0, -libc::ENOSYS);
+        return false;
+    }
+    true
+}

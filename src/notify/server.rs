@@ -1,0 +1,105 @@
+//! The held calls' server: the helper's thread that reads the program's bytes (a path, an
+//! address, an attribute's value), decides, and performs each held call the receiver hands it
+//! (see [`super::metadata`], [`super::sockets`], [`super::shm`]), confined before it reads one.
+//!
+//! Its confinement ([`crate::thread_confinement::confine_held_calls`]), made first and for
+//! good (Landlock and seccomp hold a thread and what it starts, never the rest of the process):
+//!
+//! - no capability, as root too, so the kernel checks each call it performs against the
+//!   program's own rights;
+//! - Landlock, handling every file right with one rule: the call's tmp folder (where the call's
+//!   own `/dev/shm` is). It opens nothing else for reading or writing: the grants' files are
+//!   reached as `O_PATH` descriptors, which Landlock does not check and which can be neither
+//!   read nor written; both scopes, so it signals no process outside its domain (none);
+//! - seccomp, allowing only the calls it makes: no `execve`, no new process, no `ptrace`, no
+//!   signal, and sockets of the internet families and of socket diagnostics only.
+//!
+//! Landlock's scope keeps it from the program's `/proc` files as well (a ptrace access): what it
+//! needs of those, the receiver opens for it ([`super::handles`]). Should the confinement fail,
+//! it serves nothing: every call it is handed is refused (`EPERM`), and lnk says why on its own
+//! standard error.
+//!
+//! Trusted with: the held calls that act on what the program's memory names: a bug here acts
+//! with the helper's rights, within the confinement above. What it trusts: the receiver's
+//! handles, and what [`super::metadata`], [`super::sockets`] and [`super::shm`] trust.
+
+use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
+use std::sync::{Arc, mpsc};
+
+use rustix::io::Errno;
+
+use super::handles::{CallHandles, Opener};
+use super::receiver::Job;
+use super::request::{self, Call};
+use super::{Grants, Refusal, Reply, Shared};
+
+/// Runs until the receiver is gone. `tmp` is the call's tmp folder (`O_PATH`), the one place
+/// the server may open files.
+pub(super) fn run(
+    listener: Arc<OwnedFd>,
+    jobs: mpsc::Receiver<Job>,
+    opener: Opener,
+    grants: Grants,
+    shared: Arc<Shared>,
+    tmp: OwnedFd,
+) {
+    if let Err(why) = crate::thread_confinement::confine_held_calls(tmp.as_fd()) {
+        // Said on lnk's own standard error: the report is the program's, and this is lnk's.
+        eprintln!("lnk: the held calls' server could not confine itself ({why}): every held call is refused");
+        for job in jobs.iter() {
+            let _ = crate::sys::seccomp_notif_send(listener.as_fd(), job.held.id, 0, -libc::EPERM);
+            opener.done(job.held.id);
+        }
+        return;
+    }
+    drop(tmp);
+    // Test builds only: the confined thread tries to open a file, and the report says what it got
+    // on lnk's standard error (see tests/run_harms_no_one.rs).
+    #[cfg(feature = "fault-points")]
+    if crate::fault::fails("held-calls-server-opens-a-file") {
+        let opened =
+            std::fs::File::open("/etc/passwd").map_or_else(|e| e.to_string(), |_| "opened".to_owned());
+        eprintln!("lnk: fault point: the held calls' server opening /etc/passwd: {opened}");
+    }
+    for job in jobs.iter() {
+        let id = job.held.id;
+        let mut refused = None;
+        let answer = perform(listener.as_fd(), &grants, &CallHandles::new(&opener, id), &job, &mut refused);
+        if let Some(refusal) = refused {
+            shared.refused(refusal);
+        }
+        // ENOENT: the program (or the thread) is gone; nothing waits for this answer.
+        let _ = match answer {
+            Ok(Reply::Done) => crate::sys::seccomp_notif_send(listener.as_fd(), id, 0, 0),
+            Ok(Reply::Continue) => crate::sys::seccomp_notif_continue(listener.as_fd(), id),
+            Ok(Reply::Sent) => Ok(()),
+            Err(e) => crate::sys::seccomp_notif_send(listener.as_fd(), id, 0, -e.raw_os_error()),
+        };
+        opener.done(id);
+    }
+}
+
+/// Decodes and performs one held call, answering for the program. A refusal the report should
+/// name is put in `refused`.
+fn perform(
+    listener: BorrowedFd<'_>,
+    grants: &Grants,
+    handles: &CallHandles<'_>,
+    job: &Job,
+    refused: &mut Option<Refusal>,
+) -> Result<Reply, Errno> {
+    let held = &job.held;
+    match request::decode_call(i64::from(held.nr), held.args)? {
+        Call::Metadata(request) => {
+            super::metadata::perform(grants, handles, &job.memory, &request, refused).map(|()| Reply::Done)
+        }
+        Call::Socket(call) => {
+            // A socket is held only with the call's loopback; without one, none could be made.
+            let loopback = grants.connects.as_ref().ok_or(Errno::PERM)?;
+            super::sockets::perform(listener, held.id, loopback, handles, &job.memory, call)
+        }
+        Call::Shm(call) => super::shm::perform(listener, held.id, &grants.shm, handles, &job.memory, call),
+        // Answered by the receiver, never handed over.
+        Call::Session(_) => Err(Errno::PERM),
+    }
+}
