@@ -18,6 +18,8 @@
 //! | `--deny PATH` | a path no grant reaches, a hole in the grant it lies in (repeated); the built-in protected set ([`crate::protected`]) applies whether or not it is listed, and `lnk sandbox flags` lists it where it makes a hole |
 //! | `--timeout SECONDS` | `[tool.run] timeout`; the call stops a tenth before it |
 //! | `--output CHARS` | `[tool.run] output`, per stream |
+//! | `--processes N` | `[tool.run] processes`: processes and threads at once |
+//! | `--inotify-instances N`, `--inotify-watches N` | `[tool.run] inotify_instances`, `inotify_watches` |
 //! | `--internet-host PATTERN` | a host the call's proxy lets through (repeated) |
 //! | `--internet-tcp HOST:PORT` | a plain TCP endpoint (repeated) |
 //! | `--per-minute N` | new connections a minute through the proxy |
@@ -32,8 +34,8 @@ use std::path::{Path, PathBuf};
 
 use crate::paths::GrantPath;
 use crate::sandbox_file::{
-    Bounds, Commands, HostPattern, OUTPUT_CHARS, PER_MINUTE, SandboxFile, TIMEOUT_SECS, TcpEndpoint, Tool,
-    values,
+    Appetite, Bounds, Commands, HostPattern, INOTIFY_INSTANCES, INOTIFY_WATCHES, OUTPUT_CHARS, PER_MINUTE,
+    PROCESSES, SandboxFile, TIMEOUT_SECS, TcpEndpoint, Tool, values,
 };
 
 /// What one sandbox grants one tool.
@@ -50,6 +52,8 @@ pub struct SandboxFlags {
     pub internet: Option<InternetFlags>,
     pub timeout_secs: u32,
     pub output_chars: u32,
+    /// The call's share of the user's processes and kernel counters.
+    pub appetite: Appetite,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +83,9 @@ pub const FLAG_NAMES: &[&str] = &[
     "--deny",
     "--timeout",
     "--output",
+    "--processes",
+    "--inotify-instances",
+    "--inotify-watches",
     "--internet-host",
     "--internet-tcp",
     "--per-minute",
@@ -95,6 +102,9 @@ pub const FLAG_HELP: &[(&str, &str)] = &[
     ("--deny PATH", "a path no grant reaches (repeated); the protected set always is"),
     ("--timeout SECONDS", "the call stops a tenth before this (default 120)"),
     ("--output CHARS", "characters kept per stream, from its start and end (default 30000)"),
+    ("--processes N", "processes and threads the call has at once (default 1024)"),
+    ("--inotify-instances N", "inotify instances the call holds at once (default 32)"),
+    ("--inotify-watches N", "inotify watches the call holds at once (default 16384)"),
     ("--internet-host PATTERN", "a host the call's proxy lets through (repeated)"),
     ("--internet-tcp HOST:PORT", "a plain TCP endpoint the proxy lets through (repeated)"),
     ("--per-minute N", "new connections a minute through the proxy (default 60)"),
@@ -143,6 +153,7 @@ impl SandboxFlags {
             internet,
             timeout_secs: file.timeout_secs,
             output_chars: file.output_chars,
+            appetite: file.appetite,
         }
     }
 
@@ -160,6 +171,9 @@ impl SandboxFlags {
         if self.tool == Tool::Run {
             pairs.push(("--timeout", Some(self.timeout_secs.to_string())));
             pairs.push(("--output", Some(self.output_chars.to_string())));
+            pairs.push(("--processes", Some(self.appetite.processes.to_string())));
+            pairs.push(("--inotify-instances", Some(self.appetite.inotify_instances.to_string())));
+            pairs.push(("--inotify-watches", Some(self.appetite.inotify_watches.to_string())));
         }
         if let Some(net) = &self.internet {
             pairs.extend(net.hosts.iter().map(|h| ("--internet-host", Some(h.to_string()))));
@@ -189,6 +203,7 @@ impl SandboxFlags {
             internet: None,
             timeout_secs: TIMEOUT_SECS.default,
             output_chars: OUTPUT_CHARS.default,
+            appetite: Appetite::DEFAULT,
         };
         let mut any_command = false;
         let mut per_minute = None;
@@ -221,6 +236,13 @@ impl SandboxFlags {
                 "--deny" => flags.deny.push(absolute_dir(value).map_err(bad)?),
                 "--timeout" => flags.timeout_secs = bounded(value, TIMEOUT_SECS).map_err(bad)?,
                 "--output" => flags.output_chars = bounded(value, OUTPUT_CHARS).map_err(bad)?,
+                "--processes" => flags.appetite.processes = bounded(value, PROCESSES).map_err(bad)?,
+                "--inotify-instances" => {
+                    flags.appetite.inotify_instances = bounded(value, INOTIFY_INSTANCES).map_err(bad)?
+                }
+                "--inotify-watches" => {
+                    flags.appetite.inotify_watches = bounded(value, INOTIFY_WATCHES).map_err(bad)?
+                }
                 "--internet-host" => hosts.push(HostPattern::parse(value).map_err(bad)?),
                 "--internet-tcp" => tcp.push(TcpEndpoint::parse(value).map_err(bad)?),
                 "--per-minute" => per_minute = Some(bounded(value, PER_MINUTE).map_err(bad)?),
@@ -282,6 +304,7 @@ mod tests {
                     // The file tool's flags carry no timeout or output: they take the defaults.
                     flags.timeout_secs = TIMEOUT_SECS.default;
                     flags.output_chars = OUTPUT_CHARS.default;
+                    flags.appetite = Appetite::DEFAULT;
                 }
                 round_trip(&flags);
             }

@@ -42,6 +42,8 @@ pub struct ProcStat {
     pub ppid: i32,
     pub pgrp: i32,
     pub session: i32,
+    /// How many threads it has.
+    pub threads: u32,
     /// Start time in clock ticks since boot.
     pub start: u64,
 }
@@ -65,12 +67,13 @@ pub fn parse(text: &[u8]) -> Option<ProcStat> {
     let close = text.iter().rposition(|b| *b == b')')?;
     let rest = std::str::from_utf8(&text[close + 1..]).ok()?;
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    // After the name: state(3) ppid(4) pgrp(5) session(6) … starttime(22).
+    // After the name: state(3) ppid(4) pgrp(5) session(6) … num_threads(20) … starttime(22).
     Some(ProcStat {
         state: fields.first()?.chars().next()?,
         ppid: fields.get(1)?.parse().ok()?,
         pgrp: fields.get(2)?.parse().ok()?,
         session: fields.get(3)?.parse().ok()?,
+        threads: fields.get(17)?.parse().ok()?,
         start: fields.get(19)?.parse().ok()?,
     })
 }
@@ -110,9 +113,9 @@ mod tests {
 
     #[test]
     fn a_stat_line_is_read_past_an_odd_name() {
-        let line = b"42 (a) b (c) d) S 7 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 123456 1 2 3\n";
+        let line = b"42 (a) b (c) d) S 7 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 3 0 123456 1 2 3\n";
         let s = parse(line).unwrap();
-        assert_eq!((s.state, s.ppid, s.pgrp, s.session, s.start), ('S', 7, 42, 42, 123456));
+        assert_eq!((s.state, s.ppid, s.pgrp, s.session, s.threads, s.start), ('S', 7, 42, 42, 3, 123456));
         assert_eq!(parse(b"42 (x"), None);
     }
 

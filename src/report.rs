@@ -189,7 +189,13 @@ impl Report {
                     Some(n) => en.num("executables", n as u64),
                     None => en.str("executables", "any on the system PATH"),
                 };
-                en.raw("missing_grants", &json::array(missing)).finish()
+                let appetite = json::Object::new()
+                    .num("processes", u64::from(e.appetite.processes))
+                    .num("inotify_instances", u64::from(e.appetite.inotify_instances))
+                    .num("inotify_watches", u64::from(e.appetite.inotify_watches))
+                    .str("counted_by", if e.mode.is_own_world() { "kernel" } else { "helper" })
+                    .finish();
+                en.raw("missing_grants", &json::array(missing)).raw("appetite", &appetite).finish()
             }
         };
         o = o.raw("enforced", &enforced);

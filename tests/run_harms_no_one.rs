@@ -265,6 +265,10 @@ print('cycled=%d' % made, flush=True)
         let agent = Agent::new("port-cycle", POLICY);
         let mut inner = agent.command(&[], &["python3", "-c", cycle]);
         in_mode(&mut inner, mode);
+        // Root in the namespace: a private tmp base of the test's own, not the host root's.
+        let tmp = agent.dir.join("tmp-netns");
+        std::fs::create_dir_all(&tmp).unwrap();
+        inner.env("TMPDIR", &tmp);
         let out = run(&mut then_an_unsandboxed_client_in_a_small_port_range(&inner));
         let text = stdout(&out);
         assert!(text.contains("cycled=300"), "{mode:?}: the program's own servers: {text}\n{}", stderr(&out));
@@ -408,4 +412,101 @@ time.sleep(60)
         "lnk's own standard error: {}",
         r.stderr
     );
+}
+
+/// A fork loop that stops at its first refusal, says how many it made and why it stopped,
+/// marks `~/Link/Files/full`, and holds what it made for `hold` seconds.
+fn fork_loop(hold: u32) -> String {
+    format!(
+        "import errno, os, time
+made, why, kids = 0, 'never', []
+while made < 3000:
+    try:
+        pid = os.fork()
+    except OSError as e:
+        why = errno.errorcode[e.errno]; break
+    if pid == 0:
+        time.sleep(60); os._exit(0)
+    kids.append(pid); made += 1
+print('made=%d' % made, flush=True); print('why=' + why, flush=True)
+open(os.path.expanduser('~/Link/Files/full'), 'w').write('full')
+time.sleep({hold})
+for k in kids: os.kill(k, 9)
+"
+    )
+}
+
+#[test]
+fn a_fork_loop_stops_at_the_calls_bound_while_the_persons_own_processes_still_fork() {
+    for mode in modes() {
+        let agent = Agent::new("fork-loop", &POLICY.replace("timeout = 60", "timeout = 60\nprocesses = 100"));
+        let mut child = in_mode(&mut agent.command(&[], &["python3", "-c", &fork_loop(3)]), mode)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let full = agent.home.join("Link/Files/full");
+        let until = Instant::now() + Duration::from_secs(60);
+        while !full.exists() {
+            assert!(Instant::now() < until, "{mode:?}: the loop never stopped");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // The call holds all it may: the person's own processes still start.
+        for _ in 0..20 {
+            assert!(Command::new("true").status().unwrap().success(), "{mode:?}: the person could not fork");
+        }
+        let r = Report::from(ends_within(&mut child, Duration::from_secs(60), "the fork loop"));
+        let made: u32 = r.said("made").parse().unwrap();
+        r.assert_said("why", "EAGAIN");
+        // At most the bound (a root call in the own world: up to 299 more before its pid
+        // namespace's numbers first wrap; see `sandbox::appetite`), and no fewer than its own
+        // first processes leave room for.
+        let as_root = rustix::process::geteuid().is_root();
+        let most = if as_root && mode == Mode::OwnWorld { 100 + 299 } else { 100 };
+        assert!((90..=most).contains(&made), "{mode:?}: made {made}");
+        assert_eq!(r.json["enforced"]["appetite"]["processes"], 100, "{}", r.raw);
+        if mode == Mode::LandlockOnly {
+            let named = r.json["denials"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["access"] == "count" && d["target"] == "processes");
+            assert!(named, "the bound reached is named: {}", r.raw);
+        }
+    }
+}
+
+#[test]
+fn a_call_takes_no_more_than_its_share_of_the_persons_inotify_instances_and_watches() {
+    let script = "import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+made, why = [], 'never'
+while len(made) < 200:
+    fd = libc.inotify_init1(os.O_CLOEXEC)
+    if fd < 0:
+        why = errno.errorcode[ctypes.get_errno()]; break
+    made.append(fd)
+print('instances=%d' % len(made), flush=True); print('instances_why=' + why, flush=True)
+base = os.environ['TMPDIR'] + '/w'
+watches, why = 0, 'never'
+for i in range(100):
+    os.makedirs('%s/%d' % (base, i), exist_ok=True)
+    if libc.inotify_add_watch(made[0], ('%s/%d' % (base, i)).encode(), 0x100) < 0:
+        why = errno.errorcode[ctypes.get_errno()]; break
+    watches += 1
+print('watches=%d' % watches, flush=True); print('watches_why=' + why, flush=True)
+";
+    let policy = POLICY.replace("timeout = 60", "timeout = 60\ninotify_instances = 4\ninotify_watches = 10");
+    for mode in modes() {
+        let agent = Agent::new("inotify-share", &policy);
+        let r = Report::from(run(in_mode(&mut agent.command(&[], &["python3", "-c", script]), mode)));
+        assert_eq!(r.code, Some(0), "{mode:?}: {}", r.raw);
+        r.assert_said("instances", "4");
+        r.assert_said("instances_why", "EMFILE");
+        r.assert_said("watches", "10");
+        r.assert_said("watches_why", "ENOSPC");
+        // The person's own watchers still start.
+        let mine = rustix::fs::inotify::init(rustix::fs::inotify::CreateFlags::CLOEXEC);
+        assert!(mine.is_ok(), "{mode:?}: {mine:?}");
+    }
 }

@@ -64,10 +64,13 @@ pub enum Access {
     Connect,
     /// A server's address (`bind`).
     Listen,
+    /// Making what the call's appetite counts: a process or thread, an inotify instance or
+    /// watch.
+    Count,
 }
 
 impl Access {
-    pub const ALL: [Access; 8] = [
+    pub const ALL: [Access; 9] = [
         Access::Run,
         Access::Read,
         Access::Write,
@@ -76,6 +79,7 @@ impl Access {
         Access::Session,
         Access::Connect,
         Access::Listen,
+        Access::Count,
     ];
 
     pub fn name(self) -> &'static str {
@@ -88,6 +92,7 @@ impl Access {
             Access::Session => "session",
             Access::Connect => "connect",
             Access::Listen => "listen",
+            Access::Count => "count",
         }
     }
 }
@@ -111,10 +116,13 @@ pub enum Cause {
     BesideProtected,
     /// A connection `[internet]` does not allow.
     NotAllowed,
+    /// Past the call's own bound on what it may hold at once (`[tool.run] processes`,
+    /// `inotify_instances`, `inotify_watches`): no fix, `why` names the key.
+    Appetite,
 }
 
 impl Cause {
-    pub const ALL: [Cause; 7] = [
+    pub const ALL: [Cause; 8] = [
         Cause::NotListed,
         Cause::OutsideGrants,
         Cause::Protected,
@@ -122,6 +130,7 @@ impl Cause {
         Cause::NeedsOwnWorld,
         Cause::BesideProtected,
         Cause::NotAllowed,
+        Cause::Appetite,
     ];
 
     pub fn name(self) -> &'static str {
@@ -133,6 +142,7 @@ impl Cause {
             Cause::NeedsOwnWorld => "needs_own_world",
             Cause::BesideProtected => "beside_protected",
             Cause::NotAllowed => "not_allowed",
+            Cause::Appetite => "appetite",
         }
     }
 }
@@ -224,6 +234,27 @@ pub fn program_not_listed(name: &str) -> Denial {
             None => format!("`{name}` is not among `commands` (and is not on this computer's system PATH)"),
         },
         fix: found.map(|_| Fix::program(name)),
+        inferred: false,
+    }
+}
+
+/// The denial for a process, thread, inotify instance or watch past the call's bound (`key` of
+/// `[tool.run]`, which is `bound`): the Landlock-only mode's helper counts them (see
+/// [`crate::notify::counts`]). No fix: a bound reached is as often a loop as a need.
+pub fn appetite_reached(key: &str, bound: u32) -> Denial {
+    let what = match key {
+        "processes" => "processes and threads",
+        "inotify_instances" => "inotify instances",
+        _ => "inotify watches",
+    };
+    Denial {
+        access: Access::Count,
+        target: key.to_owned(),
+        cause: Cause::Appetite,
+        why: format!(
+            "the call already had {bound} {what} at once, the most `[tool.run] {key}` allows (it shares the person's with every other program); raise it in the sandbox file if the work needs more"
+        ),
+        fix: None,
         inferred: false,
     }
 }

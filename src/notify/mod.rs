@@ -45,6 +45,7 @@
 //! threads; a held call costs two context switches, one more for each handle the server asks
 //! the receiver for, and a few system calls of the helper's.
 
+pub mod counts;
 pub mod groups;
 pub mod handles;
 pub mod memory;
@@ -115,6 +116,9 @@ pub struct Plan {
     /// Every path no grant opens ([`crate::protected::never_granted`]), to name a refusal
     /// there as a secret's.
     pub never_granted: crate::protected::Secrets,
+    /// The call's share of the person's processes and inotify counters, which the receiver
+    /// holds it to (see [`counts`]).
+    pub appetite: crate::sandbox_file::Appetite,
 }
 
 /// A refusal the server met that the report names, made into a denial by the helper's main
@@ -123,6 +127,8 @@ pub struct Plan {
 pub enum Refusal {
     /// A metadata call on `path`, which lies in `hole`, or outside every write grant (`None`).
     Metadata { path: PathBuf, hole: Option<PathBuf> },
+    /// A call past the call's appetite (see [`counts`]).
+    Bounded(request::Counted),
 }
 
 /// What the helper's threads found, for the call's lifetime and its report.
@@ -173,6 +179,11 @@ impl Shared {
         true
     }
 
+    /// Notes that a call past the call's appetite was refused.
+    fn bounded(&self, what: request::Counted) {
+        self.refused(Refusal::Bounded(what));
+    }
+
     /// Keeps `refusal` for the report, once, and no more than the report lists.
     fn refused(&self, refusal: Refusal) {
         let mut found = self.found();
@@ -190,13 +201,15 @@ pub const MAX_GROUPS: usize = crate::procfs::MAX_LEADERS;
 /// The helper's main thread's side of the held calls: it waits for the listener, starts the
 /// threads that serve the calls at the first one, and reads what they found.
 pub struct Notifier {
-    /// What the server needs, until it starts.
-    plan: Option<(Grants, PathBuf)>,
+    /// What the threads need, until they start.
+    plan: Option<(Grants, PathBuf, crate::sandbox_file::Appetite)>,
     /// The call's loopback (the report's servers, and its refused connects).
     loopback: Option<Arc<crate::proxy::loopback::Loopback>>,
     /// Every path no grant opens ([`crate::protected::never_granted`]), to name a refusal
     /// there as a secret's.
     never_granted: crate::protected::Secrets,
+    /// The call's appetite, to name a refusal past it.
+    appetite: crate::sandbox_file::Appetite,
     state: State,
     shared: Arc<Shared>,
     /// Dropped with the notifier: the receiver then ends.
@@ -244,11 +257,12 @@ impl Held {
 impl Notifier {
     /// `plan`: what the held calls need; `helper_end`: the channel the listener comes on.
     pub fn new(plan: Plan, helper_end: OwnedFd) -> Notifier {
-        let Plan { grants, tmp, never_granted } = plan;
+        let Plan { grants, tmp, never_granted, appetite } = plan;
         Notifier {
             loopback: grants.connects.clone(),
-            plan: Some((grants, tmp)),
+            plan: Some((grants, tmp, appetite)),
             never_granted,
+            appetite,
             state: State::Waiting(helper_end),
             shared: Arc::new(Shared { found: Mutex::new(Found::default()) }),
             _stop: None,
@@ -294,7 +308,7 @@ impl Notifier {
     /// Starts the receiver and the server with `listener`. Returns the end the receiver tells
     /// news of groups on, or `None` when they could not be started.
     fn serve(&mut self, listener: OwnedFd) -> Option<OwnedFd> {
-        let (grants, tmp) = self.plan.take()?;
+        let (grants, tmp, appetite) = self.plan.take()?;
         // Read here, where `/proc` may be read: the server may not.
         if let Some(loopback) = &grants.connects {
             loopback.learn_port_band();
@@ -318,7 +332,9 @@ impl Notifier {
         let shared = Arc::clone(&self.shared);
         std::thread::Builder::new()
             .name("lnk-held-recv".into())
-            .spawn(move || receiver::run(listener, requests, jobs, shared, stop_r, news_w))
+            .spawn(move || {
+                receiver::run(listener, requests, jobs, shared, stop_r, news_w, counts::Counts::new(appetite))
+            })
             .ok()?;
         self._stop = Some(stop_w);
         Some(news_r)
@@ -340,6 +356,9 @@ impl Notifier {
                         None => self.never_granted.paths().iter().find(|p| path.starts_with(p)).cloned(),
                     };
                     crate::denials::metadata_refused(&path, secret.as_deref())
+                }
+                Refusal::Bounded(what) => {
+                    crate::denials::appetite_reached(what.key(), what.bound(&self.appetite))
                 }
             })
             .collect();
@@ -415,13 +434,14 @@ mod tests {
 
     #[test]
     fn the_listener_is_done_once_no_process_uses_the_filter() {
-        use crate::sandbox::seccomp::{self, Metadata, Network, SeccompPolicy, Sessions};
+        use crate::sandbox::seccomp::{self, Counting, Metadata, Network, SeccompPolicy, Sessions};
         let filter = seccomp::build(SeccompPolicy {
             network: Network::None,
             metadata: Metadata::Notified,
             ipc: false,
             openat2: false,
             sessions: Sessions::Held,
+            counting: Counting::Held,
         });
         let channel = Channel::new().unwrap();
         // SAFETY: the child makes only system calls (prctl, seccomp, sendmsg, close, _exit) on
@@ -445,7 +465,8 @@ mod tests {
         let shm = shm::ShmFolder::new("/nonexistent".into());
         let grants = Grants { write_roots: Vec::new(), holes: Vec::new(), connects: None, shm };
         let end = channel.into_helper_end().unwrap();
-        let plan = Plan { grants, tmp: "/nonexistent".into(), never_granted };
+        let appetite = crate::sandbox_file::Appetite::DEFAULT;
+        let plan = Plan { grants, tmp: "/nonexistent".into(), never_granted, appetite };
         let mut notifier = Notifier::new(plan, end);
         // SAFETY: waits for the child just forked.
         let mut status = 0;

@@ -6,6 +6,8 @@
 //!
 //! - `setsid` and `setpgid`: notes the process of the call that may lead the new group (see
 //!   [`super::groups`]) and lets the call go on into the kernel, which answers it;
+//! - the calls that make processes, threads and inotify instances and watches: lets them go on
+//!   while the call is within its appetite, and refuses them past it ([`super::counts`]);
 //! - every other call (its arguments lie in the program's memory): opens the calling thread's
 //!   memory, checks the call is still held (so the memory is that thread's), and hands both to
 //!   the server ([`super::server`]); then opens, for the server, what it asks of that call's
@@ -26,6 +28,7 @@ use std::sync::{Arc, mpsc};
 use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
 
+use super::counts::Counts;
 use super::handles::{self, Requests};
 use super::memory::Memory;
 use super::request::{self, Call};
@@ -52,9 +55,11 @@ pub(super) fn run(
     shared: Arc<Shared>,
     stop: OwnedFd,
     news: OwnedFd,
+    mut counts: Counts,
 ) {
     let mut handed: HashMap<u64, u32> = HashMap::new();
-    serve(&listener, &requests, &jobs, &shared, &stop, &news, &mut handed);
+    let mut state = State { handed: &mut handed, counts: &mut counts };
+    serve(&listener, &requests, &jobs, &shared, &stop, &news, &mut state);
     // Whatever the server asks from now on is answered at once: its call is no longer held.
     requests.close();
 }
@@ -66,7 +71,7 @@ fn serve(
     shared: &Shared,
     stop: &OwnedFd,
     news: &OwnedFd,
-    handed: &mut HashMap<u64, u32>,
+    state: &mut State<'_>,
 ) {
     loop {
         let mut fds = [
@@ -86,20 +91,20 @@ fn serve(
             for request in requests.take() {
                 match (request.what, request.reply) {
                     (Some(what), Some(reply)) => {
-                        let answer = match handed.get(&request.id) {
+                        let answer = match state.handed.get(&request.id) {
                             Some(tid) => handles::open_for(listener.as_fd(), request.id, *tid, what),
                             None => Err(Errno::NOENT),
                         };
                         let _ = reply.send(answer);
                     }
                     _ => {
-                        handed.remove(&request.id);
+                        state.handed.remove(&request.id);
                     }
                 }
             }
         }
         if held_ready.intersects(PollFlags::IN) {
-            if !take_one(listener.as_fd(), jobs, shared, news, handed) {
+            if !take_one(listener.as_fd(), jobs, shared, news, state) {
                 return;
             }
         } else if held_ready.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL) {
@@ -109,6 +114,13 @@ fn serve(
     }
 }
 
+/// What the receiver keeps between calls: the calls handed over (id → thread), and the call's
+/// counts.
+struct State<'a> {
+    handed: &'a mut HashMap<u64, u32>,
+    counts: &'a mut Counts,
+}
+
 /// Takes one held call and answers it or hands it over. False when there is nothing more to
 /// take (the listener is done, or the server gone).
 fn take_one(
@@ -116,7 +128,7 @@ fn take_one(
     jobs: &mpsc::Sender<Job>,
     shared: &Shared,
     news: &OwnedFd,
-    handed: &mut HashMap<u64, u32>,
+    state: &mut State<'_>,
 ) -> bool {
     let mut raw = [0u8; NOTIF_SIZE];
     match crate::sys::seccomp_notif_recv(listener, &mut raw) {
@@ -130,17 +142,31 @@ fn take_one(
         let _ = crate::sys::seccomp_notif_send(listener, held.id, 0, -libc::ENOSYS);
         return true;
     }
-    if let Ok(Call::Session(call)) = request::decode_call(i64::from(held.nr), held.args) {
+    match request::decode_call(i64::from(held.nr), held.args) {
         // Numbers in registers, nothing the program could change after they were read: the
         // call goes on, and the kernel answers it.
-        if shared.note_group(listener, &held, call) {
-            // A full pipe already says there is news.
-            let _ = rustix::io::write(news, &[1]);
+        Ok(Call::Session(call)) => {
+            if shared.note_group(listener, &held, call) {
+                // A full pipe already says there is news.
+                let _ = rustix::io::write(news, &[1]);
+            }
+            let _ = crate::sys::seccomp_notif_continue(listener, held.id);
+            return true;
         }
-        let _ = crate::sys::seccomp_notif_continue(listener, held.id);
-        return true;
+        // So are these: counted, and let go on or refused.
+        Ok(Call::Counted(what)) => {
+            let _ = match state.counts.admit(what) {
+                Ok(()) => crate::sys::seccomp_notif_continue(listener, held.id),
+                Err(e) => {
+                    shared.bounded(what);
+                    crate::sys::seccomp_notif_send(listener, held.id, 0, -e.raw_os_error())
+                }
+            };
+            return true;
+        }
+        _ => {}
     }
-    if handed.len() >= MAX_HANDED_OVER {
+    if state.handed.len() >= MAX_HANDED_OVER {
         let _ = crate::sys::seccomp_notif_send(listener, held.id, 0, -libc::EAGAIN);
         return true;
     }
@@ -153,7 +179,7 @@ fn take_one(
             return true;
         }
     };
-    handed.insert(held.id, held.pid);
+    state.handed.insert(held.id, held.pid);
     if jobs.send(Job { held, memory }).is_err() {
         let _ = crate::sys::seccomp_notif_send(listener, held.id, 0, -libc::ENOSYS);
         return false;

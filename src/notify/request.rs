@@ -105,6 +105,40 @@ pub enum Call {
     /// A call that may name a POSIX shared memory object or semaphore in `/dev/shm` (the
     /// Landlock-only mode: [`super::shm`]).
     Shm(ShmCall),
+    /// A call that makes what the call's appetite bounds (the Landlock-only mode: see
+    /// [`super::counts`]), answered from its number alone.
+    Counted(Counted),
+}
+
+/// What a counted call makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counted {
+    /// A process or a thread (`clone`, `fork`, `vfork`).
+    Task,
+    /// An inotify instance (`inotify_init`, `inotify_init1`).
+    Instance,
+    /// An inotify watch (`inotify_add_watch`).
+    Watch,
+}
+
+impl Counted {
+    /// The `[tool.run]` key that bounds it.
+    pub fn key(self) -> &'static str {
+        match self {
+            Counted::Task => "processes",
+            Counted::Instance => "inotify_instances",
+            Counted::Watch => "inotify_watches",
+        }
+    }
+
+    /// Its bound in `appetite`.
+    pub fn bound(self, appetite: &crate::sandbox_file::Appetite) -> u32 {
+        match self {
+            Counted::Task => appetite.processes,
+            Counted::Instance => appetite.inotify_instances,
+            Counted::Watch => appetite.inotify_watches,
+        }
+    }
 }
 
 /// A held call that may name `/dev/shm`: an `open` of the kinds `shm_open` and `sem_open` make,
@@ -149,6 +183,13 @@ pub fn decode_call(nr: i64, args: [u64; 6]) -> Result<Call, Errno> {
     match nr {
         n if n == libc::SYS_setsid => Ok(Call::Session("setsid")),
         n if n == libc::SYS_setpgid => Ok(Call::Session("setpgid")),
+        n if n == libc::SYS_clone || n == libc::SYS_fork || n == libc::SYS_vfork => {
+            Ok(Call::Counted(Counted::Task))
+        }
+        n if n == libc::SYS_inotify_init || n == libc::SYS_inotify_init1 => {
+            Ok(Call::Counted(Counted::Instance))
+        }
+        n if n == libc::SYS_inotify_add_watch => Ok(Call::Counted(Counted::Watch)),
         n if n == libc::SYS_connect => Ok(Call::Socket(SocketCall::Connect(address()))),
         n if n == libc::SYS_bind => Ok(Call::Socket(SocketCall::Bind(address()))),
         n if n == libc::SYS_listen => Ok(Call::Socket(SocketCall::Listen { fd: int(args[0]) })),

@@ -100,6 +100,6 @@ fn perform(
         }
         Call::Shm(call) => super::shm::perform(listener, held.id, &grants.shm, handles, &job.memory, call),
         // Answered by the receiver, never handed over.
-        Call::Session(_) => Err(Errno::PERM),
+        Call::Session(_) | Call::Counted(_) => Err(Errno::PERM),
     }
 }

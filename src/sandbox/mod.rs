@@ -36,6 +36,7 @@
 //! first by [`check_kernel`]); its caller's request, whose paths `refusal` checks are in their one
 //! spelling; and the system folders (see [`crate::program_path`]).
 
+pub mod appetite;
 pub mod capabilities;
 pub mod elf;
 pub mod grants;
@@ -108,6 +109,8 @@ pub struct Enforcement {
     pub tmp_dir: PathBuf,
     /// Where the program starts.
     pub start: StartFolder,
+    /// The call's share of the person's processes and kernel counters.
+    pub appetite: crate::sandbox_file::Appetite,
 }
 
 /// A prepared sandbox: the path to execute, the ruleset and the filter.
@@ -265,6 +268,15 @@ impl Sandbox {
         if any_program {
             tmp_rights |= AccessFs::Execute;
         }
+        // The call's share of the person's processes and kernel counters (see `appetite`).
+        let appetite = req.flags.appetite;
+        let as_root = rustix::process::geteuid().is_root();
+        let per_namespace_pid_max = own_world && as_root && appetite::pid_max_per_namespace();
+        if own_world && as_root && !per_namespace_pid_max {
+            return Err(Refusal::kernel(
+                "cannot bound the call's processes ([tool.run] processes): RLIMIT_NPROC never limits root, and this kernel (before Linux 6.14) keeps pid_max for the whole host, not for the call's pid namespace; run lnk as an ordinary user, or on Linux 6.14 or later",
+            ));
+        }
         let mut world = match mode {
             WorldMode::OwnWorld { user_namespace } => {
                 let (tmp_path, tmp_fd) = write_roots
@@ -280,6 +292,7 @@ impl Sandbox {
                     holes,
                     links: &found.links,
                     masks: !layer_off("masks"),
+                    limits: appetite::WorldLimits::new(&appetite, per_namespace_pid_max, user_namespace),
                 };
                 Some(World::new(&plan).map_err(Refusal::kernel)?)
             }
@@ -355,6 +368,15 @@ impl Sandbox {
                 (None, Some(_)) => seccomp::Sessions::Held,
                 (None, None) => seccomp::Sessions::Refused,
             },
+            // The kernel counts in the call's own namespaces; without a user namespace nothing
+            // of the call's own counts its inotify use, and without the own world the helper
+            // counts (see `appetite`).
+            counting: match (mode, &notify) {
+                (WorldMode::OwnWorld { user_namespace: true }, _) => seccomp::Counting::Kernel,
+                (WorldMode::OwnWorld { user_namespace: false }, _) => seccomp::Counting::InotifyRefused,
+                (WorldMode::LandlockOnly, Some(_)) => seccomp::Counting::Held,
+                (WorldMode::LandlockOnly, None) => seccomp::Counting::InotifyRefused,
+            },
         };
         let filter = seccomp::build(policy);
         let landlock_abi = *kernel.landlock.as_ref().unwrap_or(&0);
@@ -371,6 +393,7 @@ impl Sandbox {
                 home_is_temporary,
                 tmp_dir,
                 start,
+                appetite,
             },
             ruleset: Some(ruleset),
             filter,
@@ -444,6 +467,7 @@ impl Sandbox {
     /// Confines the calling process right before `execve`: no capabilities, Landlock (with
     /// `no_new_privs`), then the seccomp filter.
     pub fn confine(&mut self) -> Result<(), &'static str> {
+        appetite::set_program_limits(&self.enforcement.appetite, self.enforcement.mode.is_own_world())?;
         capabilities::drop_all()?;
         let ruleset = self.ruleset.take().ok_or("the sandbox was entered twice")?;
         match ruleset.restrict_self() {
@@ -513,6 +537,7 @@ mod tests {
             internet: None,
             timeout_secs: 10,
             output_chars: 100,
+            appetite: crate::sandbox_file::Appetite::DEFAULT,
         };
         let req = |home: &'static str| SandboxRequest {
             flags: &flags,

@@ -299,7 +299,34 @@ pub struct SeccompPolicy {
     pub openat2: bool,
     /// The [`SESSIONS`] calls.
     pub sessions: Sessions,
+    /// How the call's processes and inotify use are held to its appetite (see
+    /// [`super::appetite`]).
+    pub counting: Counting,
 }
+
+/// How the calls that make processes, threads and inotify instances and watches are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counting {
+    /// Run: the kernel counts them in the call's own namespaces.
+    Kernel,
+    /// Run, but `inotify_init` refused (`EMFILE`): no namespace of the call's own counts its
+    /// instances and watches, and no helper does (root's own world without a user namespace,
+    /// lnk's own file tool without the own world).
+    InotifyRefused,
+    /// Held for the helper, which counts the call's own and answers past its bound as the
+    /// kernel does past a limit (`EAGAIN`, `EMFILE`, `ENOSPC`): the Landlock-only mode.
+    Held,
+}
+
+/// The calls [`Counting::Held`] holds besides `clone`: processes, inotify instances and
+/// watches.
+const COUNTED: [libc::c_long; 5] = [
+    libc::SYS_fork,
+    libc::SYS_vfork,
+    libc::SYS_inotify_init,
+    libc::SYS_inotify_init1,
+    libc::SYS_inotify_add_watch,
+];
 
 /// How the [`SESSIONS`] calls (`setsid`, `setpgid`) are answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -438,6 +465,24 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
         libc::SYS_clone,
         when(vec![vec![Check::masked_ne(0, CLONE_NAMESPACE_FLAGS.iter().fold(0, |all, f| all | f), 0)]]),
     );
+    match policy.counting {
+        Counting::Kernel => {}
+        Counting::InotifyRefused => {
+            for nr in [libc::SYS_inotify_init, libc::SYS_inotify_init1] {
+                p.set(nr, Entry::Always(Answer::Errno(libc::EMFILE as u16)));
+            }
+        }
+        // Every new process or thread, and every inotify instance and watch, counted by the
+        // helper; a namespace flag is still refused first.
+        Counting::Held => {
+            let namespaces = CLONE_NAMESPACE_FLAGS.iter().fold(0, |all, f| all | f);
+            let refused = vec![vec![Check::masked_ne(0, namespaces, 0)]];
+            p.set(libc::SYS_clone, Entry::cases(vec![(refused, eperm)], Answer::Notify));
+            for nr in COUNTED {
+                p.set(nr, Entry::Always(Answer::Notify));
+            }
+        }
+    }
     // clone3 passes its flags in memory, which a filter cannot read: `ENOSYS`, so libc falls
     // back to clone, whose flags are checked above.
     p.set(libc::SYS_clone3, Entry::Always(Answer::Errno(libc::ENOSYS as u16)));
@@ -492,13 +537,24 @@ pub(super) fn every_policy() -> Vec<SeccompPolicy> {
         for metadata in [Metadata::Allowed, Metadata::Refused, Metadata::Notified] {
             for bits in 0..4u8 {
                 for sessions in [Sessions::Allowed, Sessions::Refused, Sessions::Held] {
-                    all.push(SeccompPolicy {
-                        network,
-                        metadata,
-                        ipc: bits & 1 != 0,
-                        openat2: bits & 2 != 0,
-                        sessions,
-                    });
+                    // Counting other than by the kernel only where lnk installs it: held with the
+                    // held calls, inotify refused where metadata is allowed (a world without a user
+                    // namespace, the file tool).
+                    let countings = match (metadata, sessions) {
+                        (Metadata::Notified, Sessions::Held) => &[Counting::Kernel, Counting::Held][..],
+                        (Metadata::Allowed, _) => &[Counting::Kernel, Counting::InotifyRefused][..],
+                        _ => &[Counting::Kernel][..],
+                    };
+                    for &counting in countings {
+                        all.push(SeccompPolicy {
+                            network,
+                            metadata,
+                            ipc: bits & 1 != 0,
+                            openat2: bits & 2 != 0,
+                            sessions,
+                            counting,
+                        });
+                    }
                 }
             }
         }
@@ -609,6 +665,7 @@ mod tests {
             ipc: false,
             openat2: false,
             sessions: Sessions::Refused,
+            counting: Counting::Kernel,
         });
         assert_eq!(in_child_under(&filter, socket_probe), 0b111_1111);
     }
@@ -621,6 +678,7 @@ mod tests {
             ipc: false,
             openat2: false,
             sessions: Sessions::Refused,
+            counting: Counting::Kernel,
         });
         // TCP refused too: bits 0 and 1 clear, the rest set.
         assert_eq!(in_child_under(&filter, socket_probe), 0b11_1100);
@@ -634,6 +692,7 @@ mod tests {
             ipc: false,
             openat2: false,
             sessions: Sessions::Refused,
+            counting: Counting::Kernel,
         });
         // TCP made (bits 0, 1), everything else refused (2-6).
         assert_eq!(in_child_under(&filter, socket_probe), 0b111_1111);
@@ -675,6 +734,40 @@ mod tests {
     }
 
     #[test]
+    fn what_a_call_makes_is_held_for_counting_or_refused_where_nothing_counts_it() {
+        let arch = crate::bpf::AUDIT_ARCH;
+        let with = |counting| {
+            rules(SeccompPolicy {
+                network: Network::None,
+                metadata: Metadata::Notified,
+                ipc: false,
+                openat2: false,
+                sessions: Sessions::Held,
+                counting,
+            })
+        };
+        let fork = [libc::SIGCHLD as u64, 0, 0, 0, 0, 0];
+        let thread = [(libc::CLONE_VM | libc::CLONE_THREAD | libc::CLONE_SIGHAND) as u64, 0, 0, 0, 0, 0];
+        let new_user = [(libc::CLONE_NEWUSER | libc::SIGCHLD) as u64, 0, 0, 0, 0, 0];
+        let held = with(Counting::Held);
+        assert_eq!(held.decide(arch, libc::SYS_clone as u32, &fork), Answer::Notify);
+        assert_eq!(held.decide(arch, libc::SYS_clone as u32, &thread), Answer::Notify);
+        assert_eq!(held.decide(arch, libc::SYS_clone as u32, &new_user), Answer::Errno(libc::EPERM as u16));
+        for nr in COUNTED {
+            assert_eq!(held.decide(arch, nr as u32, &[0; 6]), Answer::Notify, "{nr}");
+        }
+        let refused = with(Counting::InotifyRefused);
+        assert_eq!(refused.decide(arch, libc::SYS_clone as u32, &fork), Answer::Allow);
+        assert_eq!(
+            refused.decide(arch, libc::SYS_inotify_init1 as u32, &[0; 6]),
+            Answer::Errno(libc::EMFILE as u16)
+        );
+        let kernel = with(Counting::Kernel);
+        assert_eq!(kernel.decide(arch, libc::SYS_inotify_init1 as u32, &[0; 6]), Answer::Allow);
+        assert_eq!(kernel.decide(arch, libc::SYS_fork as u32, &[0; 6]), Answer::Allow);
+    }
+
+    #[test]
     fn every_policy_compiles_to_what_it_says() {
         for policy in every_policy() {
             crate::bpf::tests::assert_compiles_faithfully(&rules(policy));
@@ -689,6 +782,7 @@ mod tests {
             ipc: false,
             openat2: false,
             sessions: Sessions::Refused,
+            counting: Counting::Kernel,
         });
         let arch = crate::bpf::AUDIT_ARCH;
         let call = |nr: libc::c_long, args: [u64; 6]| p.decide(arch, nr as u32, &args);
@@ -735,6 +829,7 @@ mod tests {
             ipc: true,
             openat2: true,
             sessions: Sessions::Allowed,
+            counting: Counting::Kernel,
         });
         assert_eq!(open.decide(arch, libc::SYS_chmod as u32, &[0; 6]), Answer::Allow);
         assert_eq!(open.decide(arch, libc::SYS_shmget as u32, &[0; 6]), Answer::Allow);

@@ -53,7 +53,8 @@ pub(super) fn notify_plan(
     // The call's own /dev/shm, in its tmp folder (see `crate::notify::shm`).
     let shm = crate::notify::shm::ShmFolder::new(private_tmp.to_owned());
     let grants = crate::notify::Grants { write_roots: roots, holes, connects: Some(connects), shm };
-    Ok((channel, crate::notify::Plan { grants, tmp: private_tmp.to_owned(), never_granted }))
+    let appetite = req.flags.appetite;
+    Ok((channel, crate::notify::Plan { grants, tmp: private_tmp.to_owned(), never_granted, appetite }))
 }
 
 /// Plans the network door for `[internet]`: a network namespace of the program's own in the

@@ -105,6 +105,8 @@ pub struct Plan<'a> {
     pub links: &'a [PathBuf],
     /// Whether each layer is made: always, but for the tests that show the other holds alone.
     pub masks: bool,
+    /// The call's own limits of its processes and inotify use (see [`super::appetite`]).
+    pub limits: super::appetite::WorldLimits,
 }
 
 /// The world, planned in the helper; [`World::enter`] makes it in the program's first process.
@@ -146,6 +148,8 @@ pub struct World {
     mask_clones: Vec<OwnedFd>,
     /// Room for the detached clones of the write roots, allocated before the fork.
     clones: Vec<OwnedFd>,
+    /// The call's own limits, written once its `/proc` is mounted.
+    limits: super::appetite::WorldLimits,
 }
 
 /// Where the world's program starts.
@@ -242,6 +246,7 @@ impl World {
             shm_exec: plan.any_program,
             mask_clones: Vec::new(),
             clones: Vec::new(),
+            limits: plan.limits.clone(),
         };
         if plan.masks {
             world.plan_masks(plan, private_tmp)?;
@@ -445,6 +450,7 @@ impl World {
         }
         self.mask_clones.clear();
         crate::sys::mount_proc().map_err(|_| "cannot mount /proc for the call's pid namespace")?;
+        self.limits.write()?;
         crate::sys::bring_loopback_up().map_err(|_| "cannot bring loopback up")?;
         let proc =
             rustix::fs::open(c"/proc", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())

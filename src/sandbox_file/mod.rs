@@ -56,6 +56,34 @@ pub const TIMEOUT_SECS: Bounds = Bounds { default: 120, min: 1, max: 86_400 };
 pub const OUTPUT_CHARS: Bounds = Bounds { default: 30_000, min: 1, max: 1_000_000 };
 /// `[internet] per_minute`: new connections a minute through the call's proxy.
 pub const PER_MINUTE: Bounds = Bounds { default: 60, min: 1, max: 10_000 };
+/// `[tool.run] processes`: the most processes and threads a call has at once (see
+/// [`Appetite`]).
+pub const PROCESSES: Bounds = Bounds { default: 1024, min: 16, max: 4_000_000 };
+/// `[tool.run] inotify_instances`: the most inotify instances a call holds at once.
+pub const INOTIFY_INSTANCES: Bounds = Bounds { default: 32, min: 1, max: 65_536 };
+/// `[tool.run] inotify_watches`: the most inotify watches a call holds at once.
+pub const INOTIFY_WATCHES: Bounds = Bounds { default: 16_384, min: 1, max: 4_000_000 };
+
+/// A call's share of what the kernel counts per user, shared with every other process of the
+/// person's: its processes and threads (a fork loop would otherwise take the machine's pids),
+/// and its inotify instances and watches (all 128 of a user's instances, taken by one call, left
+/// every other program of the person's without file watching). See
+/// [`crate::sandbox`] for how each mode holds a call to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appetite {
+    pub processes: u32,
+    pub inotify_instances: u32,
+    pub inotify_watches: u32,
+}
+
+impl Appetite {
+    pub const DEFAULT: Appetite = Appetite {
+        processes: PROCESSES.default,
+        inotify_instances: INOTIFY_INSTANCES.default,
+        inotify_watches: INOTIFY_WATCHES.default,
+    };
+}
+
 /// `[tool.scheduler] hops`: how far down a chain a background start may be.
 pub const HOPS: Bounds = Bounds { default: 8, min: 1, max: 64 };
 
@@ -122,6 +150,8 @@ pub struct SandboxFile {
     pub internet: Option<Internet>,
     pub timeout_secs: u32,
     pub output_chars: u32,
+    /// `[tool.run] processes`, `inotify_instances` and `inotify_watches`.
+    pub appetite: Appetite,
     pub hops: u32,
 }
 
@@ -155,6 +185,7 @@ impl SandboxFile {
             internet: None,
             timeout_secs: 120,
             output_chars: 30_000,
+            appetite: Appetite::DEFAULT,
             hops: 8,
         }
     }
@@ -169,6 +200,7 @@ impl SandboxFile {
             internet: None,
             timeout_secs: TIMEOUT_SECS.default,
             output_chars: OUTPUT_CHARS.default,
+            appetite: Appetite::DEFAULT,
             hops: HOPS.default,
         }
     }

@@ -13,14 +13,17 @@ use std::ops::Range;
 use toml_edit::{Document, Item, TableLike};
 
 use super::values::{self, HostPattern, TcpEndpoint};
-use super::{Bounds, Commands, HOPS, Internet, OUTPUT_CHARS, PER_MINUTE, SandboxFile, TIMEOUT_SECS};
+use super::{
+    Bounds, Commands, HOPS, INOTIFY_INSTANCES, INOTIFY_WATCHES, Internet, OUTPUT_CHARS, PER_MINUTE,
+    PROCESSES, SandboxFile, TIMEOUT_SECS,
+};
 use crate::diagnostic::{Diagnostic, nearest};
 use crate::paths::GrantPath;
 
 const ROOT_KEYS: &[&str] = &["commands", "files", "internet", "localhost", "browser", "tool"];
 const FILES_KEYS: &[&str] = &["read", "write", "deny"];
 const INTERNET_KEYS: &[&str] = &["hosts", "tcp", "per_minute", "tools"];
-const RUN_KEYS: &[&str] = &["timeout", "output"];
+const RUN_KEYS: &[&str] = &["timeout", "output", "processes", "inotify_instances", "inotify_watches"];
 const SCHEDULER_KEYS: &[&str] = &["hops"];
 
 pub(super) fn parse(source: &str) -> Result<SandboxFile, Vec<Diagnostic>> {
@@ -72,6 +75,9 @@ impl Walk {
                 self.unknown_keys(run, RUN_KEYS, "tool.run.");
                 file.timeout_secs = self.bounded(run, "timeout", TIMEOUT_SECS);
                 file.output_chars = self.bounded(run, "output", OUTPUT_CHARS);
+                file.appetite.processes = self.bounded(run, "processes", PROCESSES);
+                file.appetite.inotify_instances = self.bounded(run, "inotify_instances", INOTIFY_INSTANCES);
+                file.appetite.inotify_watches = self.bounded(run, "inotify_watches", INOTIFY_WATCHES);
             }
             if let Some(scheduler) = self.table(tool, "scheduler") {
                 self.unknown_keys(scheduler, SCHEDULER_KEYS, "tool.scheduler.");
