@@ -764,16 +764,7 @@ fn the_sweep_ends_a_session_the_command_made_when_supervisor_and_keeper_died_at_
         assert!(Instant::now() < until, "the session's leader was never recorded:\n{}", bg.record_text(&id));
         std::thread::sleep(Duration::from_millis(20));
     }
-    let sup: i32 = bg.record_field(&id, "supervisor_pid").parse().unwrap();
-    let keeper: i32 = bg.record_field(&id, "keeper_pid").parse().unwrap();
-    // SAFETY: stops, then kills, the keeper and the supervisor this test started.
-    unsafe {
-        libc::kill(keeper, libc::SIGSTOP);
-        libc::kill(sup, libc::SIGKILL);
-        libc::kill(keeper, libc::SIGKILL);
-    }
-    wait_dead(sup, Duration::from_secs(15));
-    wait_dead(keeper, Duration::from_secs(15));
+    bg.kill_supervisor_and_keeper(&id);
     assert!(alive(session), "still there for the sweep to end");
     let s = bg.sweep(None);
     let lost = s["lost"].as_array().unwrap();

@@ -124,16 +124,7 @@ fn a_background_command_that_names_a_host_process_leaves_it_alone_at_its_stop_an
         let id = stdout(&out).trim().to_owned();
         wait_for_output(&bg, &id, "join=");
         assert!(!bg.record_text(&id).contains(&format!("\"{}:", stranger.pid())), "{mode:?}: recorded");
-        let sup: i32 = bg.record_field(&id, "supervisor_pid").parse().unwrap();
-        let keeper: i32 = bg.record_field(&id, "keeper_pid").parse().unwrap();
-        // SAFETY: stops, then kills, the keeper and the supervisor this test started.
-        unsafe {
-            libc::kill(keeper, libc::SIGSTOP);
-            libc::kill(sup, libc::SIGKILL);
-            libc::kill(keeper, libc::SIGKILL);
-        }
-        wait_dead(sup, Duration::from_secs(15));
-        wait_dead(keeper, Duration::from_secs(15));
+        bg.kill_supervisor_and_keeper(&id);
         bg.sweep(None);
         std::thread::sleep(Duration::from_millis(200));
         assert!(stranger.alive(), "{mode:?}: the sweep killed the host's process group");
@@ -234,16 +225,7 @@ except OSError as e:
 '"#,
         "sh",
     ]);
-    c.arg(cmd.get_program()).args(cmd.get_args());
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => c.env(k, v),
-            None => c.env_remove(k),
-        };
-    }
-    if let Some(dir) = cmd.get_current_dir() {
-        c.current_dir(dir);
-    }
+    run_inside(&mut c, cmd);
     c
 }
 
@@ -293,6 +275,11 @@ print("fifo_rw=" + shm_open(b"/dev/shm/f", os.O_RDWR), flush=True)
 time.sleep(90)
 "#;
 
+/// `lnk sandbox run` of `cmd` for `agent` in `mode`, started with its outputs piped.
+fn spawn_in(agent: &Agent, mode: Mode, cmd: &[&str]) -> Child {
+    in_mode(&mut agent.command(&[], cmd), mode).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
 /// Waits for `child` to end by itself within `within`; kills it and fails otherwise.
 fn ends_within(child: &mut Child, within: Duration, what: &str) -> std::process::Output {
     let until = Instant::now() + within;
@@ -316,12 +303,7 @@ fn ends_within(child: &mut Child, within: Duration, what: &str) -> std::process:
 fn a_fifo_at_a_shared_memory_name_freezes_nothing_and_the_call_still_stops() {
     // Its timeout fires.
     let agent = Agent::new("shm-fifo", &POLICY.replace("timeout = 60", "timeout = 3"));
-    let mut child =
-        in_mode(&mut agent.command(&[], &["python3", "-c", FIFO_AT_A_SHM_NAME]), Mode::LandlockOnly)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+    let mut child = spawn_in(&agent, Mode::LandlockOnly, &["python3", "-c", FIFO_AT_A_SHM_NAME]);
     let r = Report::from(ends_within(&mut child, Duration::from_secs(30), "the timeout"));
     assert_eq!(r.outcome(), "timed_out", "{}", r.raw);
     r.assert_said("seed", "ok");
@@ -331,12 +313,7 @@ fn a_fifo_at_a_shared_memory_name_freezes_nothing_and_the_call_still_stops() {
 
     // A stop signal is read at once.
     let agent = Agent::new("shm-fifo-stop", POLICY);
-    let mut child =
-        in_mode(&mut agent.command(&[], &["python3", "-c", FIFO_AT_A_SHM_NAME]), Mode::LandlockOnly)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+    let mut child = spawn_in(&agent, Mode::LandlockOnly, &["python3", "-c", FIFO_AT_A_SHM_NAME]);
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: signals the lnk this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
@@ -440,11 +417,7 @@ for k in kids: os.kill(k, 9)
 fn a_fork_loop_stops_at_the_calls_bound_while_the_persons_own_processes_still_fork() {
     for mode in modes() {
         let agent = Agent::new("fork-loop", &POLICY.replace("timeout = 60", "timeout = 60\nprocesses = 100"));
-        let mut child = in_mode(&mut agent.command(&[], &["python3", "-c", &fork_loop(3)]), mode)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_in(&agent, mode, &["python3", "-c", &fork_loop(3)]);
         let full = agent.home.join("Link/Files/full");
         let until = Instant::now() + Duration::from_secs(60);
         while !full.exists() {

@@ -119,6 +119,21 @@ impl Bg {
         one_json_object(&out)
     }
 
+    /// Kills the command `id`'s supervisor and keeper at once (the keeper stopped first, so it
+    /// ends nothing), as a machine's crash would, and waits until both are gone.
+    pub fn kill_supervisor_and_keeper(&self, id: &str) {
+        let sup: i32 = self.record_field(id, "supervisor_pid").parse().unwrap();
+        let keeper: i32 = self.record_field(id, "keeper_pid").parse().unwrap();
+        // SAFETY: stops, then kills, the keeper and the supervisor this test started.
+        unsafe {
+            libc::kill(keeper, libc::SIGSTOP);
+            libc::kill(sup, libc::SIGKILL);
+            libc::kill(keeper, libc::SIGKILL);
+        }
+        wait_dead(sup, Duration::from_secs(15));
+        wait_dead(keeper, Duration::from_secs(15));
+    }
+
     pub fn stop_all(&self) {
         let _ = run(self.cmd("stop").arg("--all"));
     }

@@ -304,16 +304,7 @@ rm -rf "$d"
 exit $code"#,
         "sh",
     ]);
-    c.arg(cmd.get_program()).args(cmd.get_args());
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => c.env(k, v),
-            None => c.env_remove(k),
-        };
-    }
-    if let Some(dir) = cmd.get_current_dir() {
-        c.current_dir(dir);
-    }
+    run_inside(&mut c, cmd);
     c
 }
 
@@ -330,16 +321,7 @@ pub fn docker_like(dir: &Path, cmd: &Command) -> Option<Command> {
         }
     }
     let mut c = Command::new(&helper);
-    c.arg(cmd.get_program()).args(cmd.get_args());
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => c.env(k, v),
-            None => c.env_remove(k),
-        };
-    }
-    if let Some(cwd) = cmd.get_current_dir() {
-        c.current_dir(cwd);
-    }
+    run_inside(&mut c, cmd);
     Some(c)
 }
 
@@ -597,16 +579,7 @@ pub fn with_binds(binds: &[(&Path, &Path)], cmd: &Command) -> Option<Command> {
         let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
         c.args(["unshare", "-U", &format!("--map-user={uid}"), &format!("--map-group={gid}"), "--"]);
     }
-    c.arg(cmd.get_program()).args(cmd.get_args());
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => c.env(k, v),
-            None => c.env_remove(k),
-        };
-    }
-    if let Some(dir) = cmd.get_current_dir() {
-        c.current_dir(dir);
-    }
+    run_inside(&mut c, cmd);
     Some(c)
 }
 
@@ -657,4 +630,19 @@ pub fn assert_check_ok(policy: &Path, home: &Path) {
         "the fixed file fails check: {answer}\n{}",
         std::fs::read_to_string(policy).unwrap()
     );
+}
+
+/// Makes `outer` run `cmd` last: its program and arguments appended, with `cmd`'s environment
+/// changes and working folder (a wrapper that makes a namespace or a filter, then `exec`s).
+pub fn run_inside(outer: &mut Command, cmd: &Command) {
+    outer.arg(cmd.get_program()).args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => outer.env(k, v),
+            None => outer.env_remove(k),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        outer.current_dir(dir);
+    }
 }
