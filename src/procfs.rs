@@ -78,6 +78,34 @@ pub fn parse(text: &[u8]) -> Option<ProcStat> {
     })
 }
 
+/// Every live process's pid and stat that this process can see, or the error that kept one
+/// from being read (not its having ended meanwhile): for a count that must not come out low.
+pub fn all_or_error() -> Result<Vec<(i32, ProcStat)>, rustix::io::Errno> {
+    use rustix::io::Errno;
+    let mut found = Vec::new();
+    let dir = std::fs::read_dir("/proc").map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?;
+    for entry in dir {
+        let entry = entry.map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?;
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        let fd = match rustix::fs::open(
+            format!("/proc/{pid}/stat"),
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT | Errno::SRCH) => continue,
+            Err(e) => return Err(e),
+        };
+        let mut buf = [0u8; 1024];
+        match rustix::io::read(&fd, &mut buf) {
+            Ok(n) => found.extend(parse(&buf[..n]).map(|stat| (pid, stat))),
+            Err(Errno::SRCH) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(found)
+}
+
 /// Every live process's pid and stat that this process can see.
 pub fn all() -> Vec<(i32, ProcStat)> {
     let mut found = Vec::new();

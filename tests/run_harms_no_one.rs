@@ -165,12 +165,18 @@ write = ["~/Link/Files", "~/dotfiles", "~/work"]
     std::fs::create_dir_all(home.join("work")).unwrap();
     std::os::unix::fs::symlink("dotfiles/config", home.join(".config")).unwrap();
     std::os::unix::fs::symlink("work/dotfiles/netrc", home.join(".netrc")).unwrap();
+    // Past a name that does not exist yet, `..`: the link resolves once anything is made there.
+    std::fs::create_dir_all(home.join(".config-real")).unwrap();
+    std::os::unix::fs::symlink("../Link/Files/missing/../npmrc", home.join(".config-real/npmrc")).unwrap();
+    std::os::unix::fs::symlink(".config-real/npmrc", home.join(".npmrc")).unwrap();
     let hostile = "cd ~
 mkdir -p dotfiles/config/gh 2>/dev/null && ln dotfiles/bait dotfiles/config/gh/hosts.yml 2>/dev/null
 ln -s ../Link/Files dotfiles/config 2>/dev/null
 mkdir -p work/dotfiles 2>/dev/null && ln work/bait work/dotfiles/netrc 2>/dev/null
 echo planted > ~/.netrc 2>/dev/null
 echo planted > ~/.config 2>/dev/null
+mkdir Link/Files/missing 2>/dev/null; ln -s .. Link/Files/missing 2>/dev/null
+echo planted > ~/.npmrc 2>/dev/null
 ls dotfiles work
 true";
     // Files of the call's to link from (a new file cannot be made beside a hole's way).
@@ -178,7 +184,7 @@ true";
     std::fs::write(home.join("dotfiles/bait"), "bait").unwrap();
     for (mode, r) in agent.in_each_mode_at(home, &[], &[], &["sh", "-c", hostile]) {
         assert_eq!(r.code, Some(0), "{mode}: {}", r.raw);
-        for made in ["dotfiles/config", "work/dotfiles"] {
+        for made in ["dotfiles/config", "work/dotfiles", "Link/Files/missing", "Link/Files/npmrc"] {
             assert!(
                 std::fs::symlink_metadata(home.join(made)).is_err(),
                 "{mode}: the call made `~/{made}`, where a person's link leads: {}",
@@ -351,6 +357,7 @@ fn the_held_calls_server_is_confined_before_it_reads_a_byte_of_the_programs() {
 open('Link/Files/f', 'w').write('x')
 os.chmod('Link/Files/f', 0o600)
 print('held', flush=True)
+open('Link/Files/held', 'w').close()
 time.sleep(60)
 ";
     let agent = Agent::new("held-confined", POLICY);
@@ -362,9 +369,10 @@ time.sleep(60)
         .unwrap();
     let lnk = child.id() as i32;
     let until = Instant::now() + Duration::from_secs(30);
+    let held = agent.home.join("Link/Files/held");
     let threads = loop {
         let threads = threads_of(lnk);
-        if threads.iter().any(|(name, _)| name == "lnk-held-calls") {
+        if held.exists() && threads.iter().any(|(name, _)| name == "lnk-held-calls") {
             break threads;
         }
         assert!(Instant::now() < until, "no held calls' server ever ran: {threads:?}");
@@ -431,12 +439,8 @@ fn a_fork_loop_stops_at_the_calls_bound_while_the_persons_own_processes_still_fo
         let r = Report::from(ends_within(&mut child, Duration::from_secs(60), "the fork loop"));
         let made: u32 = r.said("made").parse().unwrap();
         r.assert_said("why", "EAGAIN");
-        // At most the bound (a root call in the own world: up to 299 more before its pid
-        // namespace's numbers first wrap; see `sandbox::appetite`), and no fewer than its own
-        // first processes leave room for.
-        let as_root = rustix::process::geteuid().is_root();
-        let most = if as_root && mode == Mode::OwnWorld { 100 + 299 } else { 100 };
-        assert!((90..=most).contains(&made), "{mode:?}: made {made}");
+        // At most the bound, and no fewer than its own first processes leave room for.
+        assert!((90..=100).contains(&made), "{mode:?}: made {made}");
         assert_eq!(r.json["enforced"]["appetite"]["processes"], 100, "{}", r.raw);
         if mode == Mode::LandlockOnly {
             let named = r.json["denials"]
@@ -468,6 +472,9 @@ for i in range(100):
         why = errno.errorcode[ctypes.get_errno()]; break
     watches += 1
 print('watches=%d' % watches, flush=True); print('watches_why=' + why, flush=True)
+# fanotify's unprivileged groups count per user too, and nothing counts a call's share: refused.
+fan = libc.syscall(300, 0x200, 0)  # fanotify_init(FAN_REPORT_FID, O_RDONLY)
+print('fanotify=' + ('ok' if fan >= 0 else errno.errorcode[ctypes.get_errno()]), flush=True)
 ";
     let policy = POLICY.replace("timeout = 60", "timeout = 60\ninotify_instances = 4\ninotify_watches = 10");
     for mode in modes() {
@@ -478,8 +485,142 @@ print('watches=%d' % watches, flush=True); print('watches_why=' + why, flush=Tru
         r.assert_said("instances_why", "EMFILE");
         r.assert_said("watches", "10");
         r.assert_said("watches_why", "ENOSPC");
+        r.assert_said("fanotify", "EPERM");
         // The person's own watchers still start.
         let mine = rustix::fs::inotify::init(rustix::fs::inotify::CreateFlags::CLOEXEC);
         assert!(mine.is_ok(), "{mode:?}: {mine:?}");
     }
+}
+
+#[test]
+fn inotify_instances_hidden_in_flight_or_behind_a_process_that_is_not_dumpable_still_count() {
+    // Found in review: instances sent over a socket pair (in no descriptor table while in
+    // flight), or kept by a process that made itself not dumpable, were not counted, and one
+    // call took the person's every instance.
+    let script = "import ctypes, errno, os, socket, array
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = socket.socketpair()
+hidden, why = 0, 'never'
+while hidden < 200:
+    fd = libc.inotify_init1(os.O_CLOEXEC)
+    if fd < 0:
+        why = errno.errorcode[ctypes.get_errno()]; break
+    a.sendmsg([b'x'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [fd]))])
+    os.close(fd); hidden += 1
+print('in_flight=%d' % hidden, flush=True); print('in_flight_why=' + why, flush=True)
+a.close(); b.close()
+libc.prctl(4, 0)  # PR_SET_DUMPABLE 0
+kept, why = [], 'never'
+while len(kept) < 200:
+    fd = libc.inotify_init1(os.O_CLOEXEC)
+    if fd < 0:
+        why = errno.errorcode[ctypes.get_errno()]; break
+    kept.append(fd)
+print('undumpable=%d' % len(kept), flush=True); print('undumpable_why=' + why, flush=True)
+";
+    let policy = POLICY.replace("timeout = 60", "timeout = 60\ninotify_instances = 4");
+    for mode in modes() {
+        let agent = Agent::new("inotify-hidden", &policy);
+        let r = Report::from(run(in_mode(&mut agent.command(&[], &["python3", "-c", script]), mode)));
+        assert_eq!(r.code, Some(0), "{mode:?}: {}", r.raw);
+        r.assert_said("in_flight", "4");
+        r.assert_said("in_flight_why", "EMFILE");
+        // Those in flight were dropped with the socket pair: four again, no more.
+        r.assert_said("undumpable", "4");
+        r.assert_said("undumpable_why", "EMFILE");
+    }
+}
+
+/// The tasks of every process beneath `pid`, from `/proc`.
+fn tasks_beneath(pid: i32) -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    let mut parent: std::collections::HashMap<i32, (i32, usize)> = std::collections::HashMap::new();
+    for e in entries.flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else { continue };
+        let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+        let (Some(ppid), Some(threads)) = (fields.get(1), fields.get(17)) else { continue };
+        parent.insert(p, (ppid.parse().unwrap_or(0), threads.parse().unwrap_or(1)));
+    }
+    let beneath = |mut p: i32| {
+        while let Some((ppid, _)) = parent.get(&p) {
+            if *ppid == pid {
+                return true;
+            }
+            p = *ppid;
+        }
+        false
+    };
+    parent.iter().filter(|(p, _)| beneath(**p)).map(|(_, (_, t))| *t).sum()
+}
+
+#[test]
+fn many_threads_forking_at_once_stay_within_the_calls_bound() {
+    // Found in review: 900 threads forking at once reached nearly twice the bound (a fork let go
+    // on was not yet in /proc when the helper counted), and a helper out of descriptors (a slow
+    // held call, many threads queuing chmods behind it) stopped counting at all. Here 200 threads
+    // fork at once while 200 more queue held chmods behind connects to a server that never
+    // accepts; the test counts the call's tasks, and the helper's descriptors, from outside all
+    // the while. (The count of forks in flight is `notify::counts::tests`'.)
+    let script = "import os, resource, socket, threading, time
+hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+server = socket.socket(); server.bind(('127.0.0.1', 0)); server.listen(1)
+address = server.getsockname()
+# The listener's queue filled (the helper makes it with room for 4096), so the helper's next
+# connects to it wait, one after another, and the held calls behind them queue.
+kept = []
+for _ in range(4100):
+    c = socket.socket(); c.setblocking(False)
+    try: c.connect(address)
+    except OSError: pass
+    kept.append(c)
+def stuck():
+    while True:
+        c = socket.socket()
+        try: c.connect(address)
+        except OSError: pass
+def chmods():
+    open('Link/Files/f-%d' % threading.get_ident(), 'w').close()
+    while True:
+        try: os.chmod('Link/Files/f-%d' % threading.get_ident(), 0o600)
+        except OSError: pass
+def forks():
+    while True:
+        try:
+            pid = os.fork()
+        except OSError:
+            time.sleep(0.01); continue
+        if pid == 0:
+            time.sleep(1.5); os._exit(0)
+go = threading.Event()
+def forks_together():
+    go.wait(); forks()
+for target, n in ((stuck, 8), (chmods, 200), (forks_together, 200)):
+    for _ in range(n):
+        threading.Thread(target=target, daemon=True).start()
+go.set()
+open('Link/Files/storming', 'w').close()
+time.sleep(6)
+os._exit(0)
+";
+    let agent = Agent::new("fork-storm", &POLICY.replace("timeout = 60", "timeout = 60\nprocesses = 500"));
+    let mut child = spawn_in(&agent, Mode::LandlockOnly, &["python3", "-c", script]);
+    let lnk = child.id() as i32;
+    let (mut most, mut descriptors) = (0, 0);
+    let storming = agent.home.join("Link/Files/storming");
+    while child.try_wait().unwrap().is_none() {
+        most = most.max(tasks_beneath(lnk));
+        // Once the storm is on (the sandbox's own making opens many more, for a moment).
+        if storming.exists() {
+            descriptors =
+                descriptors.max(std::fs::read_dir(format!("/proc/{lnk}/fd")).map_or(0, |d| d.count()));
+        }
+    }
+    let r = Report::from(ends_within(&mut child, Duration::from_secs(1), "the storm"));
+    // The keeper and the program's first process are beneath lnk too, and counted.
+    assert!(most <= 500, "the call had {most} tasks at once, its bound 500: {}", r.raw);
+    assert!(most >= 450, "the storm never neared the bound ({most}): {}", r.raw);
+    // The calls queued behind the stuck ones hold no descriptor of the helper's each.
+    assert!(descriptors < 120, "the helper held {descriptors} descriptors at once");
 }

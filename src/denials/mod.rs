@@ -241,19 +241,25 @@ pub fn program_not_listed(name: &str) -> Denial {
 /// The denial for a process, thread, inotify instance or watch past the call's bound (`key` of
 /// `[tool.run]`, which is `bound`): the Landlock-only mode's helper counts them (see
 /// [`crate::notify::counts`]). No fix: a bound reached is as often a loop as a need.
-pub fn appetite_reached(key: &str, bound: u32) -> Denial {
+pub fn appetite_reached(key: &str, bound: u32, uncounted: bool) -> Denial {
     let what = match key {
         "processes" => "processes and threads",
         "inotify_instances" => "inotify instances",
         _ => "inotify watches",
     };
+    let why = match uncounted {
+        false => format!(
+            "the call already had {bound} {what} at once, the most `[tool.run] {key}` allows (it shares the person's with every other program); raise it in the sandbox file if the work needs more"
+        ),
+        true => format!(
+            "lnk could not count the call's {what} (a process of the call hid its descriptors: not dumpable, or lnk's mark on an instance removed), so it refused as at the bound of `[tool.run] {key}`"
+        ),
+    };
     Denial {
         access: Access::Count,
         target: key.to_owned(),
         cause: Cause::Appetite,
-        why: format!(
-            "the call already had {bound} {what} at once, the most `[tool.run] {key}` allows (it shares the person's with every other program); raise it in the sandbox file if the work needs more"
-        ),
+        why,
         fix: None,
         inferred: false,
     }

@@ -54,11 +54,29 @@ impl PartialEq for Leader {
     }
 }
 
-/// The process that leads the group a held `setsid` or `setpgid` makes, if the call can make
-/// one and that process is provably the call's (see the module's documentation). `call` is the
-/// call's name, as [`super::request::decode_call`] gives it.
-pub fn leader_of(listener: BorrowedFd<'_>, held: &Held, call: &str) -> Option<Leader> {
-    let caller = thread_group(held.pid)?;
+/// What a held `setsid` or `setpgid` leaves to note.
+#[derive(Debug)]
+pub enum Noted {
+    /// The process that may lead the group the call makes, provably the call's.
+    Leader(Leader),
+    /// Nothing: the call makes no group, or would make one of a process that is not the call's
+    /// (which the kernel refuses).
+    Nothing,
+    /// It could not be told (the helper out of descriptors, say): the call's end still finds
+    /// every process it left (by the tree), but a record must say leftovers are possible.
+    Unknown,
+}
+
+/// What a held `setsid` or `setpgid` leaves to note (see the module's documentation). `call` is
+/// the call's name, as [`super::request::decode_call`] gives it.
+pub fn leader_of(listener: BorrowedFd<'_>, held: &Held, call: &str) -> Noted {
+    let Some(caller) = thread_group(held.pid) else {
+        // The thread is gone (its call with it), or `/proc` could not be read.
+        return match crate::sys::seccomp_notif_id_valid(listener, held.id) {
+            true => Noted::Unknown,
+            false => Noted::Nothing,
+        };
+    };
     let target = match call {
         "setsid" => caller,
         _ => {
@@ -68,27 +86,31 @@ pub fn leader_of(listener: BorrowedFd<'_>, held: &Held, call: &str) -> Option<Le
             let (pid, pgid) = (held.args[0] as u32 as i32, held.args[1] as u32 as i32);
             let target = if pid == 0 { caller } else { pid };
             if pgid != 0 && pgid != target {
-                return None;
+                return Noted::Nothing;
             }
             target
         }
     };
-    let pidfd = rustix::process::pidfd_open(
-        rustix::process::Pid::from_raw(target)?,
-        rustix::process::PidfdFlags::empty(),
-    )
-    .ok()?;
-    let stat = crate::procfs::stat(target)?;
+    let Some(pid) = rustix::process::Pid::from_raw(target) else { return Noted::Nothing };
+    let pidfd = match rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) {
+        Ok(pidfd) => pidfd,
+        // No such process, or a thread that leads no process: the kernel refuses the call.
+        Err(rustix::io::Errno::SRCH | rustix::io::Errno::INVAL) => return Noted::Nothing,
+        Err(_) => return Noted::Unknown,
+    };
+    let Some(stat) = crate::procfs::stat(target) else {
+        return if crate::sys::pidfd_alive(pidfd.as_fd()) { Noted::Unknown } else { Noted::Nothing };
+    };
     if target != caller && stat.ppid != caller {
-        return None;
+        return Noted::Nothing;
     }
     if stat.state == 'Z'
         || !crate::sys::pidfd_alive(pidfd.as_fd())
         || !crate::sys::seccomp_notif_id_valid(listener, held.id)
     {
-        return None;
+        return Noted::Nothing;
     }
-    Some(Leader { process: Process { pid: target, start: stat.start }, pidfd: Arc::new(pidfd) })
+    Noted::Leader(Leader { process: Process { pid: target, start: stat.start }, pidfd: Arc::new(pidfd) })
 }
 
 /// The process (thread group) of thread `tid`.

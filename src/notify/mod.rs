@@ -48,6 +48,7 @@
 pub mod counts;
 pub mod groups;
 pub mod handles;
+pub mod inotify;
 pub mod memory;
 pub mod metadata;
 mod receiver;
@@ -127,8 +128,9 @@ pub struct Plan {
 pub enum Refusal {
     /// A metadata call on `path`, which lies in `hole`, or outside every write grant (`None`).
     Metadata { path: PathBuf, hole: Option<PathBuf> },
-    /// A call past the call's appetite (see [`counts`]).
-    Bounded(request::Counted),
+    /// A call past the call's appetite (see [`counts`], [`inotify`]), or one lnk could not
+    /// count (`uncounted`), refused as one past it.
+    Bounded { what: request::Counted, uncounted: bool },
 }
 
 /// What the helper's threads found, for the call's lifetime and its report.
@@ -163,7 +165,18 @@ impl Shared {
     /// lifetime.
     fn note_group(&self, listener: BorrowedFd<'_>, held: &Held, call: &str) -> bool {
         self.found().made_groups = true;
-        let Some(leader) = groups::leader_of(listener, held, call) else { return false };
+        let leader = match groups::leader_of(listener, held, call) {
+            groups::Noted::Leader(leader) => leader,
+            groups::Noted::Nothing => return false,
+            // A group that may be made and could not be noted: as one past the most noted.
+            groups::Noted::Unknown => {
+                let mut found = self.found();
+                let news = !found.more_groups;
+                found.more_groups = true;
+                found.new_groups |= news;
+                return news;
+            }
+        };
         let mut found = self.found();
         if found.leaders.contains(&leader) {
             return false;
@@ -177,11 +190,6 @@ impl Shared {
         }
         found.new_groups = true;
         true
-    }
-
-    /// Notes that a call past the call's appetite was refused.
-    fn bounded(&self, what: request::Counted) {
-        self.refused(Refusal::Bounded(what));
     }
 
     /// Keeps `refusal` for the report, once, and no more than the report lists.
@@ -313,6 +321,9 @@ impl Notifier {
         if let Some(loopback) = &grants.connects {
             loopback.learn_port_band();
         }
+        // The program is started, so this limit is the helper's alone: as many descriptors as
+        // it may have, for what a program's many held calls make it hold.
+        raise_descriptor_limit();
         use rustix::fs::{Mode, OFlags};
         let tmp =
             rustix::fs::open(&tmp, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
@@ -333,7 +344,20 @@ impl Notifier {
         std::thread::Builder::new()
             .name("lnk-held-recv".into())
             .spawn(move || {
-                receiver::run(listener, requests, jobs, shared, stop_r, news_w, counts::Counts::new(appetite))
+                let counts = counts::Counts::new(appetite.processes);
+                let inotify =
+                    inotify::Inotify::new(appetite.inotify_instances, appetite.inotify_watches).ok();
+                let (stop, news) = (stop_r, news_w);
+                receiver::run(receiver::Parts {
+                    listener,
+                    requests,
+                    jobs,
+                    shared,
+                    stop,
+                    news,
+                    counts,
+                    inotify,
+                })
             })
             .ok()?;
         self._stop = Some(stop_w);
@@ -357,8 +381,8 @@ impl Notifier {
                     };
                     crate::denials::metadata_refused(&path, secret.as_deref())
                 }
-                Refusal::Bounded(what) => {
-                    crate::denials::appetite_reached(what.key(), what.bound(&self.appetite))
+                Refusal::Bounded { what, uncounted } => {
+                    crate::denials::appetite_reached(what.key(), what.bound(&self.appetite), uncounted)
                 }
             })
             .collect();
@@ -397,6 +421,16 @@ impl Notifier {
     pub fn take_new_groups(&mut self) -> bool {
         std::mem::take(&mut self.shared.found().new_groups)
     }
+}
+
+/// Raises this process's soft limit of open descriptors to its hard one.
+fn raise_descriptor_limit() {
+    use rustix::process::{Resource, Rlimit};
+    let limit = rustix::process::getrlimit(Resource::Nofile);
+    let _ = rustix::process::setrlimit(
+        Resource::Nofile,
+        Rlimit { current: limit.maximum, maximum: limit.maximum },
+    );
 }
 
 /// Receives the listener, or `None` when the program's process ended without sending it.

@@ -30,9 +30,10 @@ use rustix::io::Errno;
 
 use super::counts::Counts;
 use super::handles::{self, Requests};
+use super::inotify::{self, Inotify};
 use super::memory::Memory;
-use super::request::{self, Call};
-use super::{Held, NOTIF_SIZE, Shared};
+use super::request::{self, Call, Counted};
+use super::{Held, NOTIF_SIZE, Refusal, Shared};
 
 /// A call handed to the server: the notification and the calling thread's memory.
 pub(super) struct Job {
@@ -40,25 +41,41 @@ pub(super) struct Job {
     pub(super) memory: Memory,
 }
 
-/// The most calls handed over and not yet answered; past it the receiver answers `EAGAIN`
-/// (a program can have no more held at once than it has threads).
-const MAX_HANDED_OVER: usize = 65_536;
+/// The most calls handed over and not yet answered. Each holds a descriptor of the helper's (the
+/// thread's memory): unbounded, a program with many threads and a slow held call filled the
+/// helper's descriptor table, and what needs a descriptor to count (a `/proc` read) failed open
+/// (found in review). Past it, a call whose arguments lie in memory waits, holding nothing but
+/// its notification, until the server has answered some; the calls answered from their numbers
+/// alone (`setsid`, `fork`, …) are still answered at once.
+const MAX_HANDED_OVER: usize = 64;
+
+/// What the receiver serves with.
+pub(super) struct Parts {
+    pub(super) listener: Arc<OwnedFd>,
+    pub(super) requests: Requests,
+    pub(super) jobs: mpsc::Sender<Job>,
+    pub(super) shared: Arc<Shared>,
+    /// Polls ready when the call ends.
+    pub(super) stop: OwnedFd,
+    /// Written a byte each time a group is noted (the call's lifetime records it), and closed
+    /// when the receiver ends.
+    pub(super) news: OwnedFd,
+    pub(super) counts: Counts,
+    /// The call's inotify instances (`None`: none could be made to count them, so none is).
+    pub(super) inotify: Option<Inotify>,
+}
 
 /// Runs until the listener is done (no process uses the filter any more), `stop` polls ready
 /// (the call ended), or the server is gone.
-/// `news` is written a byte each time a group is noted (the call's lifetime records it), and
-/// closed when the receiver ends.
-pub(super) fn run(
-    listener: Arc<OwnedFd>,
-    requests: Requests,
-    jobs: mpsc::Sender<Job>,
-    shared: Arc<Shared>,
-    stop: OwnedFd,
-    news: OwnedFd,
-    mut counts: Counts,
-) {
+pub(super) fn run(parts: Parts) {
+    let Parts { listener, requests, jobs, shared, stop, news, mut counts, mut inotify } = parts;
     let mut handed: HashMap<u64, u32> = HashMap::new();
-    let mut state = State { handed: &mut handed, counts: &mut counts };
+    let mut state = State {
+        handed: &mut handed,
+        waiting: std::collections::VecDeque::new(),
+        counts: &mut counts,
+        inotify: inotify.as_mut(),
+    };
     serve(&listener, &requests, &jobs, &shared, &stop, &news, &mut state);
     // Whatever the server asks from now on is answered at once: its call is no longer held.
     requests.close();
@@ -99,6 +116,13 @@ fn serve(
                     }
                     _ => {
                         state.handed.remove(&request.id);
+                        // Room again: a call that waited is handed over.
+                        while state.handed.len() < MAX_HANDED_OVER {
+                            let Some(held) = state.waiting.pop_front() else { break };
+                            if !hand_over(listener.as_fd(), held, jobs, state) {
+                                return;
+                            }
+                        }
                     }
                 }
             }
@@ -118,7 +142,11 @@ fn serve(
 /// counts.
 struct State<'a> {
     handed: &'a mut HashMap<u64, u32>,
+    /// Calls waiting to be handed over (see [`MAX_HANDED_OVER`]).
+    waiting: std::collections::VecDeque<Held>,
     counts: &'a mut Counts,
+    /// The call's inotify instances (`None`: none could be made to count them, so none is).
+    inotify: Option<&'a mut Inotify>,
 }
 
 /// Takes one held call and answers it or hands it over. False when there is nothing more to
@@ -153,23 +181,23 @@ fn take_one(
             let _ = crate::sys::seccomp_notif_continue(listener, held.id);
             return true;
         }
-        // So are these: counted, and let go on or refused.
+        // So are these: counted, and let go on, made, or refused.
         Ok(Call::Counted(what)) => {
-            let _ = match state.counts.admit(what) {
-                Ok(()) => crate::sys::seccomp_notif_continue(listener, held.id),
-                Err(e) => {
-                    shared.bounded(what);
-                    crate::sys::seccomp_notif_send(listener, held.id, 0, -e.raw_os_error())
-                }
-            };
+            answer_counted(listener, &held, what, shared, state);
             return true;
         }
         _ => {}
     }
     if state.handed.len() >= MAX_HANDED_OVER {
-        let _ = crate::sys::seccomp_notif_send(listener, held.id, 0, -libc::EAGAIN);
+        state.waiting.push_back(held);
         return true;
     }
+    hand_over(listener, held, jobs, state)
+}
+
+/// Opens the held thread's memory and hands the call to the server. False when the server is
+/// gone.
+fn hand_over(listener: BorrowedFd<'_>, held: Held, jobs: &mpsc::Sender<Job>, state: &mut State<'_>) -> bool {
     // The memory is the holding thread's only while its call is still held.
     let memory = match Memory::open(held.pid) {
         Ok(memory) if crate::sys::seccomp_notif_id_valid(listener, held.id) => memory,
@@ -185,4 +213,45 @@ fn take_one(
         return false;
     }
     true
+}
+
+/// Answers a call the appetite counts (see [`super::counts`], [`super::inotify`]).
+fn answer_counted(
+    listener: BorrowedFd<'_>,
+    held: &Held,
+    what: Counted,
+    shared: &Shared,
+    state: &mut State<'_>,
+) {
+    let refuse = |errno: Errno, uncounted: bool| {
+        shared.refused(Refusal::Bounded { what, uncounted });
+        crate::sys::seccomp_notif_send(listener, held.id, 0, -errno.raw_os_error())
+    };
+    let _ = match (what, state.inotify.as_deref_mut()) {
+        (Counted::Task, _) => match state.counts.admit() {
+            Ok(()) => crate::sys::seccomp_notif_continue(listener, held.id),
+            Err(e) => refuse(e, false),
+        },
+        (Counted::Instance { .. } | Counted::Watch { .. }, None) => refuse(Errno::MFILE, true),
+        (Counted::Instance { flags }, Some(inotify)) => match inotify.make(flags) {
+            // Put in the program's table as the call's answer (its close-on-exec as asked).
+            Ok(made) => {
+                let cloexec = flags & libc::IN_CLOEXEC as u64 != 0;
+                crate::sys::seccomp_notif_send_fd(listener, held.id, std::os::fd::AsFd::as_fd(&made), cloexec)
+                    .map(drop)
+            }
+            Err((e, Some(why))) => refuse(e, why == inotify::Refused::Uncounted),
+            Err((e, None)) => crate::sys::seccomp_notif_send(listener, held.id, 0, -e.raw_os_error()),
+        },
+        (Counted::Watch { fd }, Some(inotify)) => {
+            let answer = match inotify::read_fdinfo(listener, held.id, held.pid, fd) {
+                Ok(fdinfo) => inotify.admit_watch(fdinfo.as_deref()),
+                Err(_) => Err((Errno::NOSPC, inotify::Refused::Uncounted)),
+            };
+            match answer {
+                Ok(()) => crate::sys::seccomp_notif_continue(listener, held.id),
+                Err((e, why)) => refuse(e, why == inotify::Refused::Uncounted),
+            }
+        }
+    };
 }

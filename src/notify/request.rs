@@ -115,10 +115,10 @@ pub enum Call {
 pub enum Counted {
     /// A process or a thread (`clone`, `fork`, `vfork`).
     Task,
-    /// An inotify instance (`inotify_init`, `inotify_init1`).
-    Instance,
-    /// An inotify watch (`inotify_add_watch`).
-    Watch,
+    /// An inotify instance (`inotify_init`, `inotify_init1(flags)`; `flags` 0 for the first).
+    Instance { flags: u64 },
+    /// An inotify watch (`inotify_add_watch(fd, …)`).
+    Watch { fd: i32 },
 }
 
 impl Counted {
@@ -126,8 +126,8 @@ impl Counted {
     pub fn key(self) -> &'static str {
         match self {
             Counted::Task => "processes",
-            Counted::Instance => "inotify_instances",
-            Counted::Watch => "inotify_watches",
+            Counted::Instance { .. } => "inotify_instances",
+            Counted::Watch { .. } => "inotify_watches",
         }
     }
 
@@ -135,8 +135,8 @@ impl Counted {
     pub fn bound(self, appetite: &crate::sandbox_file::Appetite) -> u32 {
         match self {
             Counted::Task => appetite.processes,
-            Counted::Instance => appetite.inotify_instances,
-            Counted::Watch => appetite.inotify_watches,
+            Counted::Instance { .. } => appetite.inotify_instances,
+            Counted::Watch { .. } => appetite.inotify_watches,
         }
     }
 }
@@ -186,10 +186,9 @@ pub fn decode_call(nr: i64, args: [u64; 6]) -> Result<Call, Errno> {
         n if n == libc::SYS_clone || n == libc::SYS_fork || n == libc::SYS_vfork => {
             Ok(Call::Counted(Counted::Task))
         }
-        n if n == libc::SYS_inotify_init || n == libc::SYS_inotify_init1 => {
-            Ok(Call::Counted(Counted::Instance))
-        }
-        n if n == libc::SYS_inotify_add_watch => Ok(Call::Counted(Counted::Watch)),
+        n if n == libc::SYS_inotify_init => Ok(Call::Counted(Counted::Instance { flags: 0 })),
+        n if n == libc::SYS_inotify_init1 => Ok(Call::Counted(Counted::Instance { flags: args[0] })),
+        n if n == libc::SYS_inotify_add_watch => Ok(Call::Counted(Counted::Watch { fd: int(args[0]) })),
         n if n == libc::SYS_connect => Ok(Call::Socket(SocketCall::Connect(address()))),
         n if n == libc::SYS_bind => Ok(Call::Socket(SocketCall::Bind(address()))),
         n if n == libc::SYS_listen => Ok(Call::Socket(SocketCall::Listen { fd: int(args[0]) })),

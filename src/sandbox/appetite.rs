@@ -8,8 +8,8 @@
 //! How each mode holds a call to it:
 //!
 //! - **The own world**, by the kernel. The call's pid namespace gets a `pid_max` of its own
-//!   ([`PID_MAX_MARGIN`] above the bound: Linux 6.14 made it a namespace's, and a root call
-//!   needs it, since `RLIMIT_NPROC` never limits root); the program's `RLIMIT_NPROC` counts the
+//!   ([`PID_MAX_MARGIN`] above the bound, its numbers starting there: Linux 6.14 made it a
+//!   namespace's, and a root call needs it, since `RLIMIT_NPROC` never limits root); the program's `RLIMIT_NPROC` counts the
 //!   tasks of its user in the call's user namespace, so only the call's (an ordinary user's
 //!   bound, exact). The call's user namespace gets `user.max_inotify_instances` and
 //!   `user.max_inotify_watches` of its own; what it uses counts against the person's limits
@@ -34,8 +34,10 @@
 use crate::sandbox_file::Appetite;
 
 /// How far above the processes bound a call's own `pid_max` is: the kernel keeps the first 300
-/// pids of a namespace for its first use (after the numbers wrap, new ones start at 300), so the
-/// bound holds after a wrap too; until the first wrap a root call may have up to 299 more.
+/// pids of a namespace for its first use (after the numbers wrap, new ones start at 300), and
+/// the world's pid 1 starts its numbers there too (`ns_last_pid`), so the call's tasks have
+/// exactly the bound's numbers, before a wrap and after (found in review: from pid 2, a root
+/// call had 299 more until its first wrap).
 pub const PID_MAX_MARGIN: u32 = 300;
 
 /// Signals queued at once to the call's processes (`RLIMIT_SIGPENDING`), at most.
@@ -95,11 +97,10 @@ impl WorldLimits {
             }
         };
         if let Some(pid_max) = &self.pid_max {
-            write(
-                c"/proc/sys/kernel/pid_max",
-                pid_max,
-                "cannot bound the call's processes (its pid namespace's pid_max)",
-            )?;
+            let why = "cannot bound the call's processes (its pid namespace's pid_max)";
+            write(c"/proc/sys/kernel/pid_max", pid_max, why)?;
+            // The next pid is the first past the kept ones (see `PID_MAX_MARGIN`).
+            write(c"/proc/sys/kernel/ns_last_pid", c"299", why)?;
         }
         if let Some((instances, watches)) = &self.inotify {
             let why = "cannot bound the call's inotify instances and watches (its user namespace's limits)";

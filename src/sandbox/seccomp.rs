@@ -7,6 +7,8 @@
 //! - `ptrace`, `process_vm_readv`/`writev`: reading or steering another process.
 //! - `bpf`, `userfaultfd`, `keyctl`, `add_key`, `request_key`, `perf_event_open`: large kernel
 //!   attack surface no tool needs.
+//! - `fanotify_init`: an unprivileged fanotify group counts against the person's 128 (per user,
+//!   beside their inotify), and nothing counts a call's share of it; tools watch with inotify.
 //! - `mount` and the new mount API, `pivot_root`, `chroot`, `unshare`, `setns`, and `clone` with
 //!   any namespace flag (`clone3` answers `ENOSYS`, so libc falls back to `clone`, whose flags a
 //!   filter can read): no new namespaces, so no way to look different from the outside.
@@ -150,6 +152,7 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_add_key,
     libc::SYS_request_key,
     libc::SYS_perf_event_open,
+    libc::SYS_fanotify_init,
     libc::SYS_mount,
     libc::SYS_umount2,
     libc::SYS_fsopen,

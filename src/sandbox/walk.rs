@@ -31,8 +31,9 @@ pub struct Found {
 
 /// Where a walk ended.
 pub struct Walk {
-    /// The path without links: of what was found, or of where it would be. `None` when the walk
-    /// stopped at a folder neither lnk nor the program may search, or at too many links.
+    /// The path without links: of what was found, or of where it would be (see [`would_be`]).
+    /// `None` when the walk stopped at a folder neither lnk nor the program may search, or at
+    /// too many links.
     pub real: Option<PathBuf>,
     /// Each link passed, by its own path (without links).
     pub links: Vec<PathBuf>,
@@ -113,10 +114,12 @@ pub fn walk(path: &Path, walked: &mut Folders, want_mount: bool) -> Result<Walk,
         let dir: &OwnedFd = current.as_deref().unwrap_or(root);
         // A name this walk's folder was found not to hold (by an earlier walk): nothing there.
         if !want_mount && walked.missing.contains(&done.join(&name)) {
-            let mut real = done.join(&name);
-            real.extend(pending.iter().rev().filter(|n| *n != "." && *n != ".."));
-            let real = (!pending.iter().any(|n| n == "..")).then_some(real);
-            return Ok(Walk { real, links, found: None, mount: None });
+            return Ok(Walk {
+                real: Some(would_be(&done, &name, &pending)),
+                links,
+                found: None,
+                mount: None,
+            });
         }
         let fd = match rustix::fs::openat(
             dir,
@@ -132,10 +135,7 @@ pub fn walk(path: &Path, walked: &mut Folders, want_mount: bool) -> Result<Walk,
                     true => Some(mounts::mount_id(dir)?),
                     false => None,
                 };
-                let mut real = done.join(&name);
-                real.extend(pending.iter().rev().filter(|n| *n != "." && *n != ".."));
-                let real = (!pending.iter().any(|n| n == "..")).then_some(real);
-                return Ok(Walk { real, links, found: None, mount });
+                return Ok(Walk { real: Some(would_be(&done, &name, &pending)), links, found: None, mount });
             }
             Err(Errno::ACCESS) => {
                 unsearchable(dir, &done)?;
@@ -201,6 +201,20 @@ pub fn walk(path: &Path, walked: &mut Folders, want_mount: bool) -> Result<Walk,
     Ok(Walk { real: Some(done), links, found: Some(found), mount })
 }
 
+/// Where a walk that found `name` missing in `done` (with `pending` names still to go, last
+/// first) would end: the rest of the names after it, or, when a `..` follows, the missing name
+/// itself. Past a missing name a `..` means nothing yet: the path resolves only once something
+/// is made at that name, and what it leads to then depends on what is made (a folder, or a link
+/// to anywhere); so that name is where nothing may be made (found in review: a person's
+/// `~/.netrc` → `Link/Files/missing/../netrc` let a call make `missing` and then the secret).
+fn would_be(done: &Path, name: &std::ffi::OsStr, pending: &[OsString]) -> PathBuf {
+    let mut real = done.join(name);
+    if !pending.iter().any(|n| n == "..") {
+        real.extend(pending.iter().rev().filter(|n| *n != "."));
+    }
+    real
+}
+
 /// `path`'s names, last first (so `pop` yields them in order).
 fn names_reversed(path: &Path) -> Vec<OsString> {
     let mut names: Vec<OsString> = path
@@ -246,6 +260,25 @@ mod tests {
         let w = walk(&d.join("no/such/./x"), &mut walked, true).unwrap();
         assert_eq!(w.real, Some(d.join("no/such/x")));
         assert!(w.found.is_none() && w.mount.is_some());
+    }
+
+    #[test]
+    fn past_a_missing_name_a_dot_dot_makes_that_name_where_it_would_be() {
+        let d = std::env::temp_dir().join(format!(
+            "lnk-walk-missing-dots-{}-{}",
+            rustix::process::getuid().as_raw(),
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("files")).unwrap();
+        std::os::unix::fs::symlink("files/missing/../netrc", d.join(".netrc")).unwrap();
+        let w = walk(&d.join(".netrc"), &mut Folders::new(), false).unwrap();
+        assert_eq!(w.real, Some(d.join("files/missing")));
+        assert!(w.found.is_none());
+        // Without a `..` after it, where it would be is the whole rest.
+        let w = walk(&d.join("files/no/such/x"), &mut Folders::new(), false).unwrap();
+        assert_eq!(w.real, Some(d.join("files/no/such/x")));
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
