@@ -7,14 +7,11 @@
 
 use libfuzzer_sys::fuzz_target;
 use lnk::notify::Held;
-use lnk::notify::request::{Address, Call, SocketCall, Target, decode_call};
+use lnk::notify::request::{Address, Call, Counted, SocketCall, Target, decode_call};
 use lnk::notify::sockets::parse_sockaddr;
 
 /// The x86_64 numbers of the counted calls (the fuzz crate has no `libc` of its own).
 mod libc_nr {
-    pub const CLONE: i32 = 56;
-    pub const FORK: i32 = 57;
-    pub const VFORK: i32 = 58;
     pub const INOTIFY_INIT: i32 = 253;
     pub const INOTIFY_ADD_WATCH: i32 = 254;
     pub const INOTIFY_INIT1: i32 = 294;
@@ -45,17 +42,15 @@ fuzz_target!(|data: &[u8]| {
         Ok(Call::Session(name)) => assert!(name == "setsid" || name == "setpgid"),
         // A shared-memory open or unlink: its path is the program's, read later from its memory.
         Ok(Call::Shm(_)) => {}
-        // A process, thread or inotify call: counted by its number alone.
+        // An inotify call: counted by its numbers alone.
         Ok(Call::Counted(what)) => {
-            let counted = [
-                libc_nr::CLONE,
-                libc_nr::FORK,
-                libc_nr::VFORK,
-                libc_nr::INOTIFY_INIT,
-                libc_nr::INOTIFY_INIT1,
-                libc_nr::INOTIFY_ADD_WATCH,
-            ];
+            let counted = [libc_nr::INOTIFY_INIT, libc_nr::INOTIFY_INIT1, libc_nr::INOTIFY_ADD_WATCH];
             assert!(counted.contains(&held.nr), "{what:?} from {}", held.nr);
+            match what {
+                Counted::Watch { fd } => assert!(low(fd)),
+                Counted::Instance { flags } => assert!(flags == 0 || held.args.contains(&flags)),
+                Counted::Task => panic!("a task is never held"),
+            }
         }
         Err(_) => {}
     }

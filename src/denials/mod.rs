@@ -265,6 +265,21 @@ pub fn appetite_reached(key: &str, bound: u32, uncounted: bool) -> Denial {
     }
 }
 
+/// The denial for processes the Landlock-only mode's helper ended past the call's bound of
+/// `bound` tasks (see [`crate::notify::counts`]).
+pub fn processes_ended(bound: u32) -> Denial {
+    Denial {
+        access: Access::Count,
+        target: "processes".to_owned(),
+        cause: Cause::Appetite,
+        why: format!(
+            "the call had more than {bound} processes and threads at once, the most `[tool.run] processes` allows (it shares the machine's with every other program), so lnk ended its newest processes; raise it in the sandbox file if the work needs more"
+        ),
+        fix: None,
+        inferred: false,
+    }
+}
+
 /// The denial for a metadata call (`chmod`, `chown`, times, attributes) on `path` that the
 /// helper refused (the Landlock-only mode): `path` lies in `hole`, or outside every write grant.
 pub fn metadata_refused(path: &Path, hole: Option<&Path>) -> Denial {

@@ -297,7 +297,9 @@ impl Group {
                 fds.push(PollFd::from_borrowed_fd(fd.as_fd(), PollFlags::IN));
                 roles.push(4);
             }
-            let timeout = rustix::event::Timespec::try_from(until - now).ok();
+            // The watch over the call's tasks looks in between (the Landlock-only mode).
+            let wake = notifier.as_deref().and_then(|n| n.watch_due()).map_or(until, |due| until.min(due));
+            let timeout = rustix::event::Timespec::try_from(wake.saturating_duration_since(now)).ok();
             match rustix::event::poll(&mut fds, timeout.as_ref()) {
                 Ok(_) | Err(rustix::io::Errno::INTR) => {}
                 Err(_) => {
@@ -312,6 +314,11 @@ impl Group {
                 .map(|(fd, role)| (*role, fd.revents()))
                 .collect();
             drop(fds);
+            if let Some(n) =
+                notifier.as_deref_mut().filter(|n| n.watch_due().is_some_and(|due| Instant::now() >= due))
+            {
+                n.watch();
+            }
             for (role, revents) in ready {
                 match role {
                     0 | 1 => {

@@ -1,87 +1,122 @@
-//! The call's processes and threads in the Landlock-only mode, counted by the helper (see
-//! [`crate::sandbox::appetite`] for why, and for the own world, where the kernel counts them in
-//! the call's namespaces; [`super::inotify`] counts the call's inotify use).
+//! The call's processes and threads in the Landlock-only mode (see [`crate::sandbox::appetite`]
+//! for why, and for the own world, where the kernel counts them in the call's namespaces).
 //!
 //! Without a namespace of the call's own the kernel counts tasks per user only: the call's with
-//! every other process of the person's. So the calls that make them are held (`clone`, `fork`,
-//! `vfork`), and the receiver answers each from its number alone: it goes on into the kernel
-//! while the call's count is below its bound, and is refused past it as the kernel refuses past
-//! a limit (`EAGAIN`). The person's own processes are not held and not counted: a fork loop in
-//! the call stops at its bound while theirs still fork.
+//! every other process of the person's. Holding the calls that make them is no answer: a held
+//! call interrupted by a signal fails with `EINTR` where the program's handler has no
+//! `SA_RESTART`, which `fork` natively never does (dash says "Cannot fork" when a child's
+//! `SIGCHLD` comes at the wrong moment: found in this suite). So:
 //!
-//! How it counts: each call let go on adds one to a rough count, which never notices what ended.
-//! When the rough count reaches the bound, the call's tasks are counted exactly from `/proc`
-//! (every task of every process beneath the helper: all the call's, since the helper and the
-//! keeper are child subreapers and nothing of it is reparented past them), and the rough count
-//! starts again from there, plus the calls let go on in the last [`IN_FLIGHT`] that the count
-//! did not grow by: one let go on may not have made its task yet when `/proc` is read (found in
-//! review: 900 threads forking at once reached nearly twice the bound, each fork in flight
-//! counted by none). A `/proc` that
-//! cannot be read is a count at the bound, never one of zero (found in review: a helper out of
-//! descriptors read no process, and the bound stopped applying).
+//! - for an ordinary user, the kernel: the program's `RLIMIT_NPROC` is the machine's tasks at
+//!   the call's start plus the bound ([`crate::sandbox::appetite::set_program_limits`]), so a
+//!   fork loop gets `EAGAIN` past the bound at most by the other users' tasks, and the person's
+//!   own processes, which keep their own limit, still fork;
+//! - for root, which `RLIMIT_NPROC` never limits, this watch, run by the helper's main thread:
+//!   it counts the call's tasks exactly (every task of every process beneath the helper, all
+//!   the call's: the helper and the keeper are child subreapers, so nothing of it is reparented
+//!   past them; an unreaped child too, which holds its pid), every [`PERIOD`] (more often near
+//!   the bound), and past the bound ends the call's processes, those that started none first
+//!   and the newest first, never the keeper, until it is within it again (a process whose
+//!   unreaped children hold the pids is ended in the end, and they with it). It contains a fork
+//!   loop rather than refuses it: the loop can outrun a look, the more so on a machine whose
+//!   cores it keeps busy.
 //!
-//! Trusted with: that a Landlock-only call takes no more of the person's processes than its
-//! appetite: a bug here could let a fork loop freeze the person's machine. What it trusts: the
-//! kernel's notification (the call's number) and `/proc` (each process's `stat`, the kernel's
-//! text; the one field a program names, its command, is skipped by position).
+//! Each process is found by walking the `children` lists `/proc` keeps for each thread, from the
+//! helper down, so a look costs in proportion to the call, not to the machine (with a walk of
+//! every process where the kernel keeps no such lists). A process is ended through a pidfd opened
+//! on the pid it was seen at, only while it has the start time it was seen with.
+//!
+//! Trusted with: that a Landlock-only call takes no more of the machine's processes than its
+//! appetite: a bug here could let a fork loop freeze the person's machine, or end a process that
+//! is not the call's. What it trusts: `/proc` (the kernel's `children` lists and `stat` lines)
+//! and pidfds.
 
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use rustix::io::Errno;
+use crate::procfs::{ProcStat, Process};
 
-/// How long a call let go on is counted beside an exact count: far longer than the kernel takes
-/// to make the task once the calling thread runs.
-const IN_FLIGHT: Duration = Duration::from_millis(200);
+/// How often the call's tasks are counted.
+pub const PERIOD: Duration = Duration::from_millis(10);
 
-/// The call's rough count of tasks, and its bound.
-pub struct Counts {
+/// How often once they are past half the bound.
+const PERIOD_NEAR: Duration = Duration::from_millis(2);
+
+/// The watch over the call's tasks.
+pub struct TaskWatch {
     bound: u32,
-    tasks: u32,
-    /// The last exact count.
-    exact: u32,
-    /// When each of the calls let go on since the last exact count, in the last [`IN_FLIGHT`],
-    /// was: those that may not be in it.
-    recent: VecDeque<Instant>,
+    next: Instant,
 }
 
-impl Counts {
-    /// Counts starting from the call's first two tasks (the keeper and the program's first
-    /// process, made before any call was held).
-    pub fn new(bound: u32) -> Counts {
-        Counts { bound, tasks: 2, exact: 2, recent: VecDeque::new() }
+impl TaskWatch {
+    pub fn new(bound: u32) -> TaskWatch {
+        TaskWatch { bound, next: Instant::now() + PERIOD }
     }
 
-    /// Whether one more task keeps the call within its bound: `Ok` (and it is counted), or
-    /// `EAGAIN`, what the kernel answers past its own limit.
-    pub fn admit(&mut self) -> Result<(), Errno> {
-        let now = Instant::now();
-        while self.recent.front().is_some_and(|at| now.duration_since(*at) > IN_FLIGHT) {
-            self.recent.pop_front();
+    /// When the next look is due.
+    pub fn due(&self) -> Instant {
+        self.next
+    }
+
+    /// Counts the call's tasks beneath `helper` and, past the bound, ends processes of the call
+    /// until it is within it. Returns how many it ended.
+    pub fn look(&mut self, helper: i32) -> usize {
+        let call = call_processes(helper);
+        let mut tasks: u64 = call.iter().map(|(_, stat)| u64::from(stat.threads.max(1))).sum();
+        let near = tasks > u64::from(self.bound) / 2;
+        self.next = Instant::now() + if near { PERIOD_NEAR } else { PERIOD };
+        if tasks <= u64::from(self.bound) {
+            return 0;
         }
-        if self.tasks >= self.bound {
-            let exact = exact_tasks().unwrap_or(self.bound);
-            // What grew since the last exact count has landed: that many of the recent are in it.
-            let landed = exact.saturating_sub(self.exact) as usize;
-            self.recent.drain(..landed.min(self.recent.len()));
-            self.exact = exact;
-            self.tasks = exact.saturating_add(self.recent.len() as u32);
+        // The keeper (the helper's child) never; then processes that started none of the call's
+        // first (a fork loop's children before the loop), newest first (start times are in
+        // ticks, and pids wrap: both only order what they can).
+        let parents: std::collections::HashSet<i32> = call.iter().map(|(_, stat)| stat.ppid).collect();
+        let mut order: Vec<(i32, ProcStat)> =
+            call.into_iter().filter(|(_, stat)| stat.ppid != helper).collect();
+        order.sort_by(|a, b| {
+            let leaf = |p: &(i32, ProcStat)| !parents.contains(&p.0);
+            leaf(b).cmp(&leaf(a)).then(b.1.start.cmp(&a.1.start)).then(b.0.cmp(&a.0))
+        });
+        let mut ended = 0;
+        for (pid, stat) in order {
+            if tasks <= u64::from(self.bound) {
+                break;
+            }
+            if let Some((pidfd, _)) = (Process { pid, start: stat.start }).open() {
+                if rustix::process::pidfd_send_signal(&pidfd, rustix::process::Signal::KILL).is_ok() {
+                    tasks = tasks.saturating_sub(u64::from(stat.threads.max(1)));
+                    ended += 1;
+                }
+            }
         }
-        if self.tasks >= self.bound {
-            return Err(Errno::AGAIN);
-        }
-        self.tasks += 1;
-        self.recent.push_back(now);
-        Ok(())
+        ended
     }
 }
 
-/// The tasks of every process beneath this one, from `/proc`; an error when `/proc` could not be
-/// read whole.
-fn exact_tasks() -> Result<u32, Errno> {
-    let helper = rustix::process::getpid().as_raw_nonzero().get();
-    let call = crate::procfs::descendants(helper, &crate::procfs::all_or_error()?);
-    Ok(call.iter().map(|(_, stat)| stat.threads.max(1)).fold(0u32, u32::saturating_add))
+/// Every process beneath `root`, each with its `stat`: by the kernel's `children` lists, or by
+/// every process's `stat` where there are none.
+fn call_processes(root: i32) -> Vec<(i32, ProcStat)> {
+    let mut found = Vec::new();
+    let mut pending = vec![root];
+    while let Some(parent) = pending.pop() {
+        let Ok(threads) = std::fs::read_dir(format!("/proc/{parent}/task")) else { continue };
+        for thread in threads.flatten() {
+            let Ok(children) = std::fs::read_to_string(thread.path().join("children")) else {
+                if parent == root {
+                    // No `children` lists: every process's `stat`.
+                    return crate::procfs::descendants(root, &crate::procfs::all());
+                }
+                continue;
+            };
+            for child in children.split_whitespace().filter_map(|c| c.parse::<i32>().ok()) {
+                if let Some(stat) = crate::procfs::stat(child) {
+                    found.push((child, stat));
+                    pending.push(child);
+                }
+            }
+        }
+    }
+    found
 }
 
 #[cfg(test)]
@@ -89,20 +124,46 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_count_at_its_bound_is_recounted_with_what_is_in_flight_before_it_refuses() {
-        // Exact counts here are of this test's own children (none, unless another test of the
-        // binary has some right now: then the figures only grow, and the refusal still comes).
-        let mut counts = Counts::new(4);
-        counts.exact = 0;
-        assert_eq!((counts.admit(), counts.admit()), (Ok(()), Ok(())));
-        // At the bound: recounted, the two just let go on still counted as on their way.
-        assert_eq!((counts.admit(), counts.admit()), (Ok(()), Ok(())));
-        assert_eq!(counts.admit(), Err(Errno::AGAIN), "four on their way, none landed: at the bound");
-        // Once they are past in flight, the exact count lets more go on.
-        counts.recent.clear();
-        let beneath = exact_tasks().unwrap();
-        if beneath < 4 {
-            assert_eq!(counts.admit(), Ok(()), "recounted: {beneath} beneath this test");
+    fn past_the_bound_processes_that_started_none_end_newest_first_and_never_the_keeper() {
+        // A helper of the test's own (the outer `sh`), its keeper (the inner `sh`), and three
+        // sleepers beneath the keeper, started in turn.
+        let mut helper = std::process::Command::new("sh")
+            .args(["-c", "sh -c 'sleep 30 & sleep 30 & sleep 30 & wait' & wait"])
+            .spawn()
+            .unwrap();
+        let helper_pid = helper.id() as i32;
+        let live = || -> Vec<(i32, ProcStat)> {
+            call_processes(helper_pid).into_iter().filter(|(_, s)| s.state != 'Z').collect()
+        };
+        let until = Instant::now() + Duration::from_secs(10);
+        while live().len() < 4 {
+            assert!(Instant::now() < until, "the sleepers never started: {:?}", live());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let keeper = live().into_iter().find(|(_, s)| s.ppid == helper_pid).unwrap().0;
+        let mut sleepers: Vec<(i32, ProcStat)> = live().into_iter().filter(|(p, _)| *p != keeper).collect();
+        sleepers.sort_by_key(|(pid, s)| (s.start, *pid));
+        // Within its bound, nothing ends; the next look comes soon.
+        let mut watch = TaskWatch { bound: 4, next: Instant::now() };
+        assert_eq!(watch.look(helper_pid), 0);
+        assert!(watch.due() > Instant::now());
+        assert_eq!(TaskWatch::new(4).look(helper_pid + 4_000_000), 0, "nothing beneath a pid not there");
+        // Room for the keeper and one sleeper: two end, the keeper stays.
+        let mut watch = TaskWatch { bound: 2, next: Instant::now() };
+        assert_eq!(watch.look(helper_pid), 2);
+        let until = Instant::now() + Duration::from_secs(10);
+        while live().len() > 2 {
+            assert!(Instant::now() < until, "two sleepers were not ended: {:?}", live());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let left: Vec<i32> = live().iter().map(|(p, _)| *p).collect();
+        assert!(left.contains(&keeper), "the keeper was ended: {left:?}");
+        assert!(left.contains(&sleepers[0].0), "the oldest stays: {left:?} of {sleepers:?}");
+        let _ = helper.kill();
+        let _ = helper.wait();
+        for pid in left {
+            // SAFETY: ends what is left of the processes this test started.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
         }
     }
 }

@@ -128,9 +128,11 @@ pub struct Plan {
 pub enum Refusal {
     /// A metadata call on `path`, which lies in `hole`, or outside every write grant (`None`).
     Metadata { path: PathBuf, hole: Option<PathBuf> },
-    /// A call past the call's appetite (see [`counts`], [`inotify`]), or one lnk could not
-    /// count (`uncounted`), refused as one past it.
+    /// A call past the call's appetite (see [`inotify`]), or one lnk could not count
+    /// (`uncounted`), refused as one past it.
     Bounded { what: request::Counted, uncounted: bool },
+    /// Processes of the call ended past its bound of tasks (see [`counts`]).
+    Ended,
 }
 
 /// What the helper's threads found, for the call's lifetime and its report.
@@ -218,6 +220,9 @@ pub struct Notifier {
     never_granted: crate::protected::Secrets,
     /// The call's appetite, to name a refusal past it.
     appetite: crate::sandbox_file::Appetite,
+    /// The watch over the call's tasks (see [`counts`]), run by the call's lifetime: root's
+    /// (an ordinary user's are the kernel's to count, by `RLIMIT_NPROC`).
+    tasks: Option<counts::TaskWatch>,
     state: State,
     shared: Arc<Shared>,
     /// Dropped with the notifier: the receiver then ends.
@@ -271,6 +276,7 @@ impl Notifier {
             plan: Some((grants, tmp, appetite)),
             never_granted,
             appetite,
+            tasks: rustix::process::geteuid().is_root().then(|| counts::TaskWatch::new(appetite.processes)),
             state: State::Waiting(helper_end),
             shared: Arc::new(Shared { found: Mutex::new(Found::default()) }),
             _stop: None,
@@ -344,20 +350,10 @@ impl Notifier {
         std::thread::Builder::new()
             .name("lnk-held-recv".into())
             .spawn(move || {
-                let counts = counts::Counts::new(appetite.processes);
                 let inotify =
                     inotify::Inotify::new(appetite.inotify_instances, appetite.inotify_watches).ok();
                 let (stop, news) = (stop_r, news_w);
-                receiver::run(receiver::Parts {
-                    listener,
-                    requests,
-                    jobs,
-                    shared,
-                    stop,
-                    news,
-                    counts,
-                    inotify,
-                })
+                receiver::run(receiver::Parts { listener, requests, jobs, shared, stop, news, inotify })
             })
             .ok()?;
         self._stop = Some(stop_w);
@@ -384,6 +380,7 @@ impl Notifier {
                 Refusal::Bounded { what, uncounted } => {
                     crate::denials::appetite_reached(what.key(), what.bound(&self.appetite), uncounted)
                 }
+                Refusal::Ended => crate::denials::processes_ended(self.appetite.processes),
             })
             .collect();
         if let Some(loopback) = self.loopback.as_ref().filter(|l| !l.has_routes()) {
@@ -415,6 +412,20 @@ impl Notifier {
     /// The listeners made for the program's servers (see [`crate::proxy::loopback::Loopback::made`]).
     pub fn servers(&self) -> Vec<crate::proxy::loopback::Server> {
         self.loopback.as_ref().map(|l| l.made()).unwrap_or_default()
+    }
+
+    /// When the watch over the call's tasks next looks (see [`counts`]).
+    pub fn watch_due(&self) -> Option<std::time::Instant> {
+        self.tasks.as_ref().map(counts::TaskWatch::due)
+    }
+
+    /// Looks at the call's tasks, and ends its newest processes past its bound (see
+    /// [`counts`]), naming it in the report.
+    pub fn watch(&mut self) {
+        let helper = rustix::process::getpid().as_raw_nonzero().get();
+        if self.tasks.as_mut().is_some_and(|watch| watch.look(helper) > 0) {
+            self.shared.refused(Refusal::Ended);
+        }
     }
 
     /// Whether groups were noted since this was last asked.

@@ -6,8 +6,8 @@
 //!
 //! - `setsid` and `setpgid`: notes the process of the call that may lead the new group (see
 //!   [`super::groups`]) and lets the call go on into the kernel, which answers it;
-//! - the calls that make processes, threads and inotify instances and watches: lets them go on
-//!   while the call is within its appetite, and refuses them past it ([`super::counts`]);
+//! - the inotify calls: makes the instance, or lets the watch go on, while the call is within its
+//!   appetite, and refuses them past it ([`super::inotify`]);
 //! - every other call (its arguments lie in the program's memory): opens the calling thread's
 //!   memory, checks the call is still held (so the memory is that thread's), and hands both to
 //!   the server ([`super::server`]); then opens, for the server, what it asks of that call's
@@ -28,7 +28,6 @@ use std::sync::{Arc, mpsc};
 use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
 
-use super::counts::Counts;
 use super::handles::{self, Requests};
 use super::inotify::{self, Inotify};
 use super::memory::Memory;
@@ -60,7 +59,6 @@ pub(super) struct Parts {
     /// Written a byte each time a group is noted (the call's lifetime records it), and closed
     /// when the receiver ends.
     pub(super) news: OwnedFd,
-    pub(super) counts: Counts,
     /// The call's inotify instances (`None`: none could be made to count them, so none is).
     pub(super) inotify: Option<Inotify>,
 }
@@ -68,14 +66,10 @@ pub(super) struct Parts {
 /// Runs until the listener is done (no process uses the filter any more), `stop` polls ready
 /// (the call ended), or the server is gone.
 pub(super) fn run(parts: Parts) {
-    let Parts { listener, requests, jobs, shared, stop, news, mut counts, mut inotify } = parts;
+    let Parts { listener, requests, jobs, shared, stop, news, mut inotify } = parts;
     let mut handed: HashMap<u64, u32> = HashMap::new();
-    let mut state = State {
-        handed: &mut handed,
-        waiting: std::collections::VecDeque::new(),
-        counts: &mut counts,
-        inotify: inotify.as_mut(),
-    };
+    let mut state =
+        State { handed: &mut handed, waiting: std::collections::VecDeque::new(), inotify: inotify.as_mut() };
     serve(&listener, &requests, &jobs, &shared, &stop, &news, &mut state);
     // Whatever the server asks from now on is answered at once: its call is no longer held.
     requests.close();
@@ -144,7 +138,6 @@ struct State<'a> {
     handed: &'a mut HashMap<u64, u32>,
     /// Calls waiting to be handed over (see [`MAX_HANDED_OVER`]).
     waiting: std::collections::VecDeque<Held>,
-    counts: &'a mut Counts,
     /// The call's inotify instances (`None`: none could be made to count them, so none is).
     inotify: Option<&'a mut Inotify>,
 }
@@ -228,10 +221,8 @@ fn answer_counted(
         crate::sys::seccomp_notif_send(listener, held.id, 0, -errno.raw_os_error())
     };
     let _ = match (what, state.inotify.as_deref_mut()) {
-        (Counted::Task, _) => match state.counts.admit() {
-            Ok(()) => crate::sys::seccomp_notif_continue(listener, held.id),
-            Err(e) => refuse(e, false),
-        },
+        // Never held (see `super::counts`): let go on, should a filter ever hold one.
+        (Counted::Task, _) => crate::sys::seccomp_notif_continue(listener, held.id),
         (Counted::Instance { .. } | Counted::Watch { .. }, None) => refuse(Errno::MFILE, true),
         (Counted::Instance { flags }, Some(inotify)) => match inotify.make(flags) {
             // Put in the program's table as the call's answer (its close-on-exec as asked).

@@ -113,7 +113,7 @@ pub enum Call {
 /// What a counted call makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Counted {
-    /// A process or a thread (`clone`, `fork`, `vfork`).
+    /// A process or a thread: never held, watched (see [`super::counts`]); named in a refusal.
     Task,
     /// An inotify instance (`inotify_init`, `inotify_init1(flags)`; `flags` 0 for the first).
     Instance { flags: u64 },
@@ -183,9 +183,6 @@ pub fn decode_call(nr: i64, args: [u64; 6]) -> Result<Call, Errno> {
     match nr {
         n if n == libc::SYS_setsid => Ok(Call::Session("setsid")),
         n if n == libc::SYS_setpgid => Ok(Call::Session("setpgid")),
-        n if n == libc::SYS_clone || n == libc::SYS_fork || n == libc::SYS_vfork => {
-            Ok(Call::Counted(Counted::Task))
-        }
         n if n == libc::SYS_inotify_init => Ok(Call::Counted(Counted::Instance { flags: 0 })),
         n if n == libc::SYS_inotify_init1 => Ok(Call::Counted(Counted::Instance { flags: args[0] })),
         n if n == libc::SYS_inotify_add_watch => Ok(Call::Counted(Counted::Watch { fd: int(args[0]) })),

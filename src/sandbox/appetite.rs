@@ -17,8 +17,10 @@
 //!   namespace's counters to set, and writing the host's would change them for everyone: there
 //!   `inotify_init` is refused (`EMFILE`).
 //! - **The Landlock-only mode**, by the helper: no namespace separates the call's counts from
-//!   the person's, so the process-making calls and the inotify calls are held, and the receiver
-//!   counts the call's own ([`crate::notify`]).
+//!   the person's. Its main thread watches the call's tasks and ends its newest processes past
+//!   the bound, with an ordinary user's `RLIMIT_NPROC` (the machine's tasks at the start plus the
+//!   bound) as a backstop ([`crate::notify::counts`]); the inotify calls are held, and the
+//!   receiver makes the instances and counts the call's own ([`crate::notify::inotify`]).
 //! - **Both**: `RLIMIT_SIGPENDING` and `RLIMIT_MSGQUEUE`, soft and hard, so the program cannot
 //!   raise them again. A signal queued to one of the call's processes is checked against that
 //!   process's limit; a message queue's bytes against its maker's.
@@ -111,10 +113,11 @@ impl WorldLimits {
     }
 }
 
-/// Sets the program's limits for `appetite` (soft and hard, which it cannot raise again): in the
-/// own world its `RLIMIT_NPROC` (counted in the call's user namespace; without the own world it
-/// would count every process of the person's, so the helper counts instead), and in both modes
-/// [`SIGNALS_QUEUED`] and [`QUEUE_BYTES`], each never above what it was.
+/// Sets the program's limits for `appetite` (soft and hard, which it cannot raise again):
+/// `RLIMIT_NPROC` (in the own world counted in the call's user namespace, so the bound exactly;
+/// without it, for an ordinary user, counted with every task of the person's, so the machine's
+/// tasks now plus the bound, a backstop to the helper's watch: see [`crate::notify::counts`]),
+/// and in both modes [`SIGNALS_QUEUED`] and [`QUEUE_BYTES`], each never above what it was.
 pub fn set_program_limits(appetite: &Appetite, own_world: bool) -> Result<(), &'static str> {
     use rustix::process::{Resource, Rlimit};
     let lower = |resource: Resource, to: u64, why: &'static str| {
@@ -123,12 +126,15 @@ pub fn set_program_limits(appetite: &Appetite, own_world: bool) -> Result<(), &'
         let limit = Rlimit { current: cap(now.current).min(cap(now.maximum)), maximum: cap(now.maximum) };
         rustix::process::setrlimit(resource, limit).map_err(|_| why)
     };
-    if own_world {
-        lower(
-            Resource::Nproc,
-            u64::from(appetite.processes),
-            "cannot bound the call's processes (RLIMIT_NPROC)",
-        )?;
+    let why = "cannot bound the call's processes (RLIMIT_NPROC)";
+    match own_world {
+        true => lower(Resource::Nproc, u64::from(appetite.processes), why)?,
+        // Root is never held to it; an ordinary user's every task counts.
+        false if !rustix::process::geteuid().is_root() => {
+            let now = machine_tasks().ok_or(why)?;
+            lower(Resource::Nproc, now + u64::from(appetite.processes), why)?
+        }
+        false => {}
     }
     lower(
         Resource::Sigpending,
@@ -138,9 +144,35 @@ pub fn set_program_limits(appetite: &Appetite, own_world: bool) -> Result<(), &'
     lower(Resource::Msgqueue, QUEUE_BYTES, "cannot bound the call's message queues (RLIMIT_MSGQUEUE)")
 }
 
+/// The machine's tasks now, every user's (`/proc/loadavg`'s fourth field, `running/all`): one
+/// read, where counting the person's own would read every process.
+fn machine_tasks() -> Option<u64> {
+    let file = rustix::fs::open(
+        c"/proc/loadavg",
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .ok()?;
+    let mut text = [0u8; 128];
+    let n = rustix::io::read(&file, &mut text).ok()?;
+    tasks_in_loadavg(&text[..n])
+}
+
+fn tasks_in_loadavg(text: &[u8]) -> Option<u64> {
+    let field = std::str::from_utf8(text).ok()?.split_whitespace().nth(3)?;
+    field.split_once('/')?.1.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_machines_tasks_are_read_from_loadavg() {
+        assert_eq!(tasks_in_loadavg(b"0.02 0.44 4.87 1/113 19817\n"), Some(113));
+        assert_eq!(tasks_in_loadavg(b"0.02 0.44"), None);
+        assert!(machine_tasks().is_some_and(|n| n > 0));
+    }
 
     #[test]
     fn a_release_is_compared_by_major_and_minor() {

@@ -316,20 +316,17 @@ pub enum Counting {
     /// instances and watches, and no helper does (root's own world without a user namespace,
     /// lnk's own file tool without the own world).
     InotifyRefused,
-    /// Held for the helper, which counts the call's own and answers past its bound as the
-    /// kernel does past a limit (`EAGAIN`, `EMFILE`, `ENOSPC`): the Landlock-only mode.
+    /// The inotify calls held for the helper, which counts the call's own and answers past its
+    /// bound as the kernel does past a limit (`EMFILE`, `ENOSPC`): the Landlock-only mode. (The
+    /// calls that make processes are never held: a held call interrupted by a signal fails with
+    /// `EINTR` where the program has no `SA_RESTART`, and a `fork` never does so natively; dash
+    /// then says "Cannot fork". See [`super::appetite`] for how processes are bounded there.)
     Held,
 }
 
-/// The calls [`Counting::Held`] holds besides `clone`: processes, inotify instances and
-/// watches.
-const COUNTED: [libc::c_long; 5] = [
-    libc::SYS_fork,
-    libc::SYS_vfork,
-    libc::SYS_inotify_init,
-    libc::SYS_inotify_init1,
-    libc::SYS_inotify_add_watch,
-];
+/// The calls [`Counting::Held`] holds: inotify instances and watches.
+const COUNTED: [libc::c_long; 3] =
+    [libc::SYS_inotify_init, libc::SYS_inotify_init1, libc::SYS_inotify_add_watch];
 
 /// How the [`SESSIONS`] calls (`setsid`, `setpgid`) are answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -475,12 +472,8 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
                 p.set(nr, Entry::Always(Answer::Errno(libc::EMFILE as u16)));
             }
         }
-        // Every new process or thread, and every inotify instance and watch, counted by the
-        // helper; a namespace flag is still refused first.
+        // Every inotify instance and watch, counted by the helper.
         Counting::Held => {
-            let namespaces = CLONE_NAMESPACE_FLAGS.iter().fold(0, |all, f| all | f);
-            let refused = vec![vec![Check::masked_ne(0, namespaces, 0)]];
-            p.set(libc::SYS_clone, Entry::cases(vec![(refused, eperm)], Answer::Notify));
             for nr in COUNTED {
                 p.set(nr, Entry::Always(Answer::Notify));
             }
@@ -737,7 +730,7 @@ mod tests {
     }
 
     #[test]
-    fn what_a_call_makes_is_held_for_counting_or_refused_where_nothing_counts_it() {
+    fn inotify_is_held_for_counting_or_refused_where_nothing_counts_it() {
         let arch = crate::bpf::AUDIT_ARCH;
         let with = |counting| {
             rules(SeccompPolicy {
@@ -753,8 +746,10 @@ mod tests {
         let thread = [(libc::CLONE_VM | libc::CLONE_THREAD | libc::CLONE_SIGHAND) as u64, 0, 0, 0, 0, 0];
         let new_user = [(libc::CLONE_NEWUSER | libc::SIGCHLD) as u64, 0, 0, 0, 0, 0];
         let held = with(Counting::Held);
-        assert_eq!(held.decide(arch, libc::SYS_clone as u32, &fork), Answer::Notify);
-        assert_eq!(held.decide(arch, libc::SYS_clone as u32, &thread), Answer::Notify);
+        // Processes and threads are never held (see `Counting::Held`); namespaces still refused.
+        assert_eq!(held.decide(arch, libc::SYS_clone as u32, &fork), Answer::Allow);
+        assert_eq!(held.decide(arch, libc::SYS_clone as u32, &thread), Answer::Allow);
+        assert_eq!(held.decide(arch, libc::SYS_fork as u32, &[0; 6]), Answer::Allow);
         assert_eq!(held.decide(arch, libc::SYS_clone as u32, &new_user), Answer::Errno(libc::EPERM as u16));
         for nr in COUNTED {
             assert_eq!(held.decide(arch, nr as u32, &[0; 6]), Answer::Notify, "{nr}");
