@@ -30,7 +30,7 @@ impl Process {
     pub fn open(&self) -> Option<(std::os::fd::OwnedFd, ProcStat)> {
         let pid = rustix::process::Pid::from_raw(self.pid).filter(|_| self.pid >= 2)?;
         let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()?;
-        let stat = stat(self.pid).filter(|s| s.start == self.start && s.state != 'Z')?;
+        let stat = stat(self.pid).filter(|s| s.start == self.start && s.lives())?;
         Some((pidfd, stat))
     }
 }
@@ -46,6 +46,19 @@ pub struct ProcStat {
     pub threads: u32,
     /// Start time in clock ticks since boot.
     pub start: u64,
+}
+
+impl ProcStat {
+    /// Whether the process still runs: not a zombie, or a zombie only in its first thread.
+    ///
+    /// A process whose first thread ended alone (`SYS_exit`, not `exit_group`) while its other
+    /// threads go on shows the first thread's state, `Z`, for the whole process; it still runs,
+    /// holds its pid and group, and takes signals. What tells the two apart is the count of
+    /// threads: a process that truly ended counts its one unreaped thread, one that lives on
+    /// counts that thread and its live ones.
+    pub fn lives(&self) -> bool {
+        !matches!(self.state, 'Z' | 'X' | 'x') || self.threads > 1
+    }
 }
 
 /// Reads `/proc/<pid>/stat`.
@@ -145,6 +158,19 @@ mod tests {
         let s = parse(line).unwrap();
         assert_eq!((s.state, s.ppid, s.pgrp, s.session, s.threads, s.start), ('S', 7, 42, 42, 3, 123456));
         assert_eq!(parse(b"42 (x"), None);
+    }
+
+    #[test]
+    fn a_zombie_lives_on_while_threads_of_its_run() {
+        let with = |state: &str, threads: u32| {
+            let line = format!("42 (a) {state} 7 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 {threads} 0 123456 1 2 3");
+            parse(line.as_bytes()).unwrap().lives()
+        };
+        assert!(with("S", 1) && with("R", 4) && with("T", 1));
+        // Its first thread ended alone: `Z`, and its other threads counted with it.
+        assert!(with("Z", 2));
+        // Ended, and not yet reaped: its one thread.
+        assert!(!with("Z", 1) && !with("X", 1));
     }
 
     #[test]

@@ -195,6 +195,13 @@ pub fn run(req: &RunRequest) -> Report {
             Outcome::Failed
         }
     };
+    if waited.outlived && report.error.is_none() {
+        report.error = Some(
+            "some of the program's processes could not be ended (the kernel did not end them \
+            within lnk's bounds after SIGKILL); they may still run"
+                .into(),
+        );
+    }
     report
 }
 

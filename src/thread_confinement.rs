@@ -84,7 +84,10 @@ pub fn confine_this_thread(filter: &RelayFilter) -> Result<(), String> {
 /// capabilities dropped, Landlock allowing files only beneath `tmp`, and the filter of
 /// [`held_calls_policy`]. Fails when the kernel cannot: the caller then must not read the
 /// program's bytes in this thread.
-pub fn confine_held_calls(tmp: std::os::fd::BorrowedFd<'_>) -> Result<(), String> {
+pub fn confine_held_calls(
+    tmp: std::os::fd::BorrowedFd<'_>,
+    fdinfo: Option<std::os::fd::BorrowedFd<'_>>,
+) -> Result<(), String> {
     use landlock::{PathBeneath, RulesetCreatedAttr};
     let none = rustix::thread::CapabilitySet::empty();
     let sets = rustix::thread::CapabilitySets { effective: none, permitted: none, inheritable: none };
@@ -95,6 +98,11 @@ pub fn confine_held_calls(tmp: std::os::fd::BorrowedFd<'_>) -> Result<(), String
         .and_then(|r| r.scope(Scope::from_all(ABI_PINNED)))
         .and_then(|r| r.create())
         .and_then(|r| r.add_rule(PathBeneath::new(tmp, AccessFs::from_all(ABI_PINNED))))
+        .and_then(|r| match fdinfo {
+            // The helper's own `/proc/self/fdinfo`, read only (the inotify counts).
+            Some(fdinfo) => r.add_rule(PathBeneath::new(fdinfo, AccessFs::ReadFile)),
+            None => Ok(r),
+        })
         .and_then(|r| r.restrict_self())
         .map_err(|e| format!("Landlock for the thread: {e}"))?;
     if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {
@@ -141,6 +149,13 @@ pub fn held_calls_policy() -> Policy {
         libc::SYS_setxattr,
         libc::SYS_removexattr,
         libc::SYS_getxattr,
+        // The inotify instances and watches it makes for the program.
+        libc::SYS_inotify_init1,
+        libc::SYS_inotify_add_watch,
+        libc::SYS_memfd_create,
+        libc::SYS_epoll_create1,
+        libc::SYS_epoll_ctl,
+        libc::SYS_fstatfs,
         // The call's loopback and the kernel's socket diagnostics.
         libc::SYS_bind,
         libc::SYS_listen,

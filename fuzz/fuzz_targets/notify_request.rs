@@ -42,15 +42,20 @@ fuzz_target!(|data: &[u8]| {
         Ok(Call::Session(name)) => assert!(name == "setsid" || name == "setpgid"),
         // A shared-memory open or unlink: its path is the program's, read later from its memory.
         Ok(Call::Shm(_)) => {}
-        // An inotify call: counted by its numbers alone.
+        // An inotify instance: counted by its numbers alone.
         Ok(Call::Counted(what)) => {
-            let counted = [libc_nr::INOTIFY_INIT, libc_nr::INOTIFY_INIT1, libc_nr::INOTIFY_ADD_WATCH];
+            let counted = [libc_nr::INOTIFY_INIT, libc_nr::INOTIFY_INIT1];
             assert!(counted.contains(&held.nr), "{what:?} from {}", held.nr);
             match what {
-                Counted::Watch { fd } => assert!(low(fd)),
                 Counted::Instance { flags } => assert!(flags == 0 || held.args.contains(&flags)),
+                Counted::Watch => panic!("a watch is a call of its own"),
                 Counted::Task => panic!("a task is never held"),
             }
+        }
+        // A watch: its path is the program's, read later from its memory.
+        Ok(Call::Watch { fd, path, mask }) => {
+            assert_eq!(held.nr, libc_nr::INOTIFY_ADD_WATCH);
+            assert!(low(fd) && held.args.contains(&path) && u64::from(mask) == held.args[2] & 0xffff_ffff);
         }
         Err(_) => {}
     }

@@ -327,6 +327,8 @@ fn run_command(
             State::Lost
         }
     };
+    // What could not be ended within the bounds may still run: a sweep must not say otherwise.
+    record.leftovers_possible |= waited.outlived;
     records.write(lock, record).map_err(failed)?;
     Ok(waited.stopped_by == Some(libc::SIGHUP))
 }

@@ -252,7 +252,7 @@ pub fn appetite_reached(key: &str, bound: u32, uncounted: bool) -> Denial {
             "the call already had {bound} {what} at once, the most `[tool.run] {key}` allows (it shares the person's with every other program); raise it in the sandbox file if the work needs more"
         ),
         true => format!(
-            "lnk could not count the call's {what} (a process of the call hid its descriptors: not dumpable, or lnk's mark on an instance removed), so it refused as at the bound of `[tool.run] {key}`"
+            "lnk could not count the call's {what} (a process of the call hid its descriptors: not dumpable, or lnk's mark on an instance removed; or the kernel gives no copy of a process's descriptors, `pidfd_getfd`), so it refused as at the bound of `[tool.run] {key}`"
         ),
     };
     Denial {

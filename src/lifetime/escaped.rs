@@ -60,7 +60,7 @@ pub fn end_descendants(spare_group: i32) -> bool {
         if Instant::now() >= until {
             return false;
         }
-        for (pid, seen) in found.iter().filter(|(_, s)| s.state != 'Z') {
+        for (pid, seen) in found.iter().filter(|(_, s)| s.lives()) {
             let Some((pidfd, now)) = (Process { pid: *pid, start: seen.start }).open() else { continue };
             if now.pgrp != spare_group && now.pgrp > 1 {
                 let _ = crate::sys::pidfd_signal_group(&pidfd, Signal::KILL.as_raw());

@@ -63,6 +63,10 @@ use keeper::keeper_main;
 /// close their pipes at once; this bound only matters if something unexpected holds one.
 pub const DRAIN_AFTER_KILL: Duration = Duration::from_secs(2);
 
+/// How long the helper reaps the killed processes reparented to it before it ends what is left
+/// of them by the tree (see [`Group::reap`]).
+const REAP_LIMIT: Duration = Duration::from_millis(500);
+
 /// The keeper's parent-death signal (see `keeper_main`).
 const KEEPER_DEATH_SIGNAL: Signal = Signal::USR2;
 
@@ -188,6 +192,8 @@ pub struct Waited {
     /// The signal that told the helper to stop, if one did.
     pub stopped_by: Option<i32>,
     pub start_failure: Option<StartFailure>,
+    /// Some of the call's processes could not be ended within the bounds (see [`Group::reap`]).
+    pub outlived: bool,
 }
 
 impl Group {
@@ -247,7 +253,8 @@ impl Group {
         mut notifier: Option<&mut crate::notify::Notifier>,
         on_new_groups: &mut dyn FnMut(&[Process], bool),
     ) -> Waited {
-        let mut waited = Waited { exit: None, timed_out: false, stopped_by: None, start_failure: None };
+        let mut waited =
+            Waited { exit: None, timed_out: false, stopped_by: None, start_failure: None, outlived: false };
         // When the group was asked to end with SIGTERM: SIGKILL follows at this instant.
         let mut kill_at: Option<Instant> = None;
         let mut drain_until: Option<Instant> = None;
@@ -369,10 +376,11 @@ impl Group {
             Some(known) => known,
             None => self.read_start_failure(),
         };
-        match notifier {
+        let all_gone = match notifier {
             Some(n) => self.reap(&n.leaders(), n.made_groups()),
             None => self.reap(&[], false),
-        }
+        };
+        waited.outlived = !all_gone;
         waited
     }
 
@@ -389,7 +397,7 @@ impl Group {
     /// Ends a group whose program never started (see [`Group::wait_started`]): kills what is
     /// there and reaps it.
     pub fn abandon(mut self) {
-        self.reap(&[], false);
+        let _ = self.reap(&[], false);
     }
 
     /// Signals the group one last time (the keeper is still unreaped, so the number is still the
@@ -397,15 +405,30 @@ impl Group {
     /// process reparented to the helper. When the program made groups of its own (`escaped`),
     /// what it left in them is the helper's descendants now (the keeper and the helper are child
     /// subreapers) and is ended too, group by group (see [`escaped`]).
-    fn reap(&mut self, leaders: &[Leader], escaped: bool) {
+    ///
+    /// Returns whether every process of the call is provably gone. It never waits without a
+    /// bound on what the program controls: its processes are reaped as they end, and what is
+    /// still there after [`REAP_LIMIT`] is ended by the tree (see [`escaped`]), itself bounded.
+    fn reap(&mut self, leaders: &[Leader], escaped: bool) -> bool {
         self.kill(leaders);
+        // The keeper is lnk's own code, killed with its group above: it ends at once.
         let _ = rustix::process::waitpid(Some(self.keeper), WaitOptions::empty());
         self.reaped = true;
-        if escaped {
-            escaped::end_descendants(sys::own_process_group());
+        if escaped && !escaped::end_descendants(sys::own_process_group()) {
+            return false;
         }
         // Anything else that is our child was reparented to the helper (a child subreaper) when
-        // the keeper died; it was in a group killed above and is dying.
-        while let Ok(Some(_)) = rustix::process::wait(WaitOptions::empty()) {}
+        // the keeper died; it was in a group killed above and is dying. A child that does not
+        // end (one the kill did not reach) is ended by the tree rather than waited for.
+        let until = Instant::now() + REAP_LIMIT;
+        loop {
+            match rustix::process::wait(WaitOptions::NOHANG) {
+                Ok(Some(_)) => {}
+                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_micros(500)),
+                Ok(None) => return escaped::end_descendants(sys::own_process_group()),
+                // ECHILD: none is left.
+                Err(_) => return true,
+            }
+        }
     }
 }

@@ -124,6 +124,41 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_process_whose_first_thread_ended_alone_is_counted_and_ended() {
+        // A helper of the test's own, its keeper, and beneath it a process whose first thread
+        // ended alone (`/proc` shows it `Z`) while its second sleeps.
+        let script = "import ctypes, platform, threading, time
+threading.Thread(target=lambda: time.sleep(60)).start()
+ctypes.CDLL(None).syscall({'x86_64': 60, 'aarch64': 93, 'riscv64': 93}[platform.machine()], 0)";
+        let mut helper = std::process::Command::new("sh")
+            .args(["-c", "sh -c 'python3 -c \"$SCRIPT\" & wait' & wait"])
+            .env("SCRIPT", script)
+            .spawn()
+            .unwrap();
+        let helper_pid = helper.id() as i32;
+        let first_thread_ended =
+            || call_processes(helper_pid).into_iter().find(|(_, s)| s.state == 'Z' && s.threads == 2);
+        let until = Instant::now() + Duration::from_secs(10);
+        let (pid, _) = loop {
+            if let Some(found) = first_thread_ended() {
+                break found;
+            }
+            assert!(Instant::now() < until, "no such process: {:?}", call_processes(helper_pid));
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        // The keeper's one task and its two: past a bound of two, it is ended.
+        let mut watch = TaskWatch { bound: 2, next: Instant::now() };
+        assert_eq!(watch.look(helper_pid), 1);
+        let until = Instant::now() + Duration::from_secs(10);
+        while crate::procfs::stat(pid).is_some_and(|s| s.lives()) {
+            assert!(Instant::now() < until, "it still runs");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = helper.kill();
+        let _ = helper.wait();
+    }
+
+    #[test]
     fn past_the_bound_processes_that_started_none_end_newest_first_and_never_the_keeper() {
         // A helper of the test's own (the outer `sh`), its keeper (the inner `sh`), and three
         // sleepers beneath the keeper, started in turn.
@@ -133,7 +168,7 @@ mod tests {
             .unwrap();
         let helper_pid = helper.id() as i32;
         let live = || -> Vec<(i32, ProcStat)> {
-            call_processes(helper_pid).into_iter().filter(|(_, s)| s.state != 'Z').collect()
+            call_processes(helper_pid).into_iter().filter(|(_, s)| s.lives()).collect()
         };
         let until = Instant::now() + Duration::from_secs(10);
         while live().len() < 4 {

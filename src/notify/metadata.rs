@@ -130,7 +130,11 @@ fn proc_self(file: &OwnedFd) -> String {
 }
 
 /// Opens what the call names as an `O_PATH` descriptor of lnk's own.
-fn open_target(handles: &CallHandles<'_>, memory: &Memory, target: Target) -> Result<OwnedFd, Errno> {
+pub(super) fn open_target(
+    handles: &CallHandles<'_>,
+    memory: &Memory,
+    target: Target,
+) -> Result<OwnedFd, Errno> {
     let path_flags = OFlags::PATH | OFlags::CLOEXEC;
     let program_fd = |fd: i32| handles.open(What::Fd(fd));
     match target {

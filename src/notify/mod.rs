@@ -344,16 +344,14 @@ impl Notifier {
         let (server_listener, server_shared) = (Arc::clone(&listener), Arc::clone(&self.shared));
         std::thread::Builder::new()
             .name("lnk-held-calls".into())
-            .spawn(move || server::run(server_listener, handed, opener, grants, server_shared, tmp))
+            .spawn(move || server::run(server_listener, handed, opener, grants, server_shared, tmp, appetite))
             .ok()?;
         let shared = Arc::clone(&self.shared);
         std::thread::Builder::new()
             .name("lnk-held-recv".into())
             .spawn(move || {
-                let inotify =
-                    inotify::Inotify::new(appetite.inotify_instances, appetite.inotify_watches).ok();
                 let (stop, news) = (stop_r, news_w);
-                receiver::run(receiver::Parts { listener, requests, jobs, shared, stop, news, inotify })
+                receiver::run(receiver::Parts { listener, requests, jobs, shared, stop, news })
             })
             .ok()?;
         self._stop = Some(stop_w);
@@ -471,6 +469,8 @@ pub enum Reply {
     Continue,
     /// Answered already (a descriptor put in and its number returned in one step).
     Sent,
+    /// Done for the program: the call returns this (an inotify watch's number).
+    Value(i64),
 }
 
 #[cfg(test)]

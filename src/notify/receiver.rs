@@ -6,12 +6,11 @@
 //!
 //! - `setsid` and `setpgid`: notes the process of the call that may lead the new group (see
 //!   [`super::groups`]) and lets the call go on into the kernel, which answers it;
-//! - the inotify calls: makes the instance, or lets the watch go on, while the call is within its
-//!   appetite, and refuses them past it ([`super::inotify`]);
-//! - every other call (its arguments lie in the program's memory): opens the calling thread's
-//!   memory, checks the call is still held (so the memory is that thread's), and hands both to
-//!   the server ([`super::server`]); then opens, for the server, what it asks of that call's
-//!   thread ([`super::handles`]).
+//! - every other call (its arguments lie in the program's memory, or it makes what the call's
+//!   appetite counts: [`super::inotify`]): opens the calling thread's memory, checks the call is
+//!   still held (so the memory is that thread's), and hands both to the server
+//!   ([`super::server`]); then opens, for the server, what it asks of that call's thread
+//!   ([`super::handles`]), a copy of one of its descriptors included.
 //!
 //! It never waits on the program: every open is of `/proc`, and nothing it opens is read here.
 //! Nor does it wait on the server: a call handed over is queued, and a server busy with one
@@ -29,15 +28,15 @@ use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
 
 use super::handles::{self, Requests};
-use super::inotify::{self, Inotify};
 use super::memory::Memory;
 use super::request::{self, Call, Counted};
-use super::{Held, NOTIF_SIZE, Refusal, Shared};
+use super::{Held, NOTIF_SIZE, Shared};
 
-/// A call handed to the server: the notification and the calling thread's memory.
+/// A call handed to the server: the notification and the calling thread's memory (none for a
+/// call whose arguments are all in its registers: an inotify instance's).
 pub(super) struct Job {
     pub(super) held: Held,
-    pub(super) memory: Memory,
+    pub(super) memory: Option<Memory>,
 }
 
 /// The most calls handed over and not yet answered. Each holds a descriptor of the helper's (the
@@ -59,17 +58,14 @@ pub(super) struct Parts {
     /// Written a byte each time a group is noted (the call's lifetime records it), and closed
     /// when the receiver ends.
     pub(super) news: OwnedFd,
-    /// The call's inotify instances (`None`: none could be made to count them, so none is).
-    pub(super) inotify: Option<Inotify>,
 }
 
 /// Runs until the listener is done (no process uses the filter any more), `stop` polls ready
 /// (the call ended), or the server is gone.
 pub(super) fn run(parts: Parts) {
-    let Parts { listener, requests, jobs, shared, stop, news, mut inotify } = parts;
+    let Parts { listener, requests, jobs, shared, stop, news } = parts;
     let mut handed: HashMap<u64, u32> = HashMap::new();
-    let mut state =
-        State { handed: &mut handed, waiting: std::collections::VecDeque::new(), inotify: inotify.as_mut() };
+    let mut state = State { handed: &mut handed, waiting: std::collections::VecDeque::new() };
     serve(&listener, &requests, &jobs, &shared, &stop, &news, &mut state);
     // Whatever the server asks from now on is answered at once: its call is no longer held.
     requests.close();
@@ -132,14 +128,12 @@ fn serve(
     }
 }
 
-/// What the receiver keeps between calls: the calls handed over (id → thread), and the call's
-/// counts.
+/// What the receiver keeps between calls: the calls handed over (id → thread), and those
+/// waiting to be.
 struct State<'a> {
     handed: &'a mut HashMap<u64, u32>,
     /// Calls waiting to be handed over (see [`MAX_HANDED_OVER`]).
     waiting: std::collections::VecDeque<Held>,
-    /// The call's inotify instances (`None`: none could be made to count them, so none is).
-    inotify: Option<&'a mut Inotify>,
 }
 
 /// Takes one held call and answers it or hands it over. False when there is nothing more to
@@ -174,9 +168,9 @@ fn take_one(
             let _ = crate::sys::seccomp_notif_continue(listener, held.id);
             return true;
         }
-        // So are these: counted, and let go on, made, or refused.
-        Ok(Call::Counted(what)) => {
-            answer_counted(listener, &held, what, shared, state);
+        // Never held (see `super::counts`): let go on, should a filter ever hold one.
+        Ok(Call::Counted(Counted::Task)) => {
+            let _ = crate::sys::seccomp_notif_continue(listener, held.id);
             return true;
         }
         _ => {}
@@ -191,10 +185,16 @@ fn take_one(
 /// Opens the held thread's memory and hands the call to the server. False when the server is
 /// gone.
 fn hand_over(listener: BorrowedFd<'_>, held: Held, jobs: &mpsc::Sender<Job>, state: &mut State<'_>) -> bool {
-    // The memory is the holding thread's only while its call is still held.
+    // The memory is the holding thread's only while its call is still held. An inotify
+    // instance needs none (a process that is not dumpable may still ask for one).
+    let registers_only = matches!(
+        request::decode_call(i64::from(held.nr), held.args),
+        Ok(Call::Counted(Counted::Instance { .. }))
+    );
     let memory = match Memory::open(held.pid) {
-        Ok(memory) if crate::sys::seccomp_notif_id_valid(listener, held.id) => memory,
+        Ok(memory) if crate::sys::seccomp_notif_id_valid(listener, held.id) => Some(memory),
         Ok(_) => return true,
+        Err(_) if registers_only => None,
         Err(_) => {
             let _ = crate::sys::seccomp_notif_send(listener, held.id, 0, -libc::EPERM);
             return true;
@@ -206,43 +206,4 @@ fn hand_over(listener: BorrowedFd<'_>, held: Held, jobs: &mpsc::Sender<Job>, sta
         return false;
     }
     true
-}
-
-/// Answers a call the appetite counts (see [`super::counts`], [`super::inotify`]).
-fn answer_counted(
-    listener: BorrowedFd<'_>,
-    held: &Held,
-    what: Counted,
-    shared: &Shared,
-    state: &mut State<'_>,
-) {
-    let refuse = |errno: Errno, uncounted: bool| {
-        shared.refused(Refusal::Bounded { what, uncounted });
-        crate::sys::seccomp_notif_send(listener, held.id, 0, -errno.raw_os_error())
-    };
-    let _ = match (what, state.inotify.as_deref_mut()) {
-        // Never held (see `super::counts`): let go on, should a filter ever hold one.
-        (Counted::Task, _) => crate::sys::seccomp_notif_continue(listener, held.id),
-        (Counted::Instance { .. } | Counted::Watch { .. }, None) => refuse(Errno::MFILE, true),
-        (Counted::Instance { flags }, Some(inotify)) => match inotify.make(flags) {
-            // Put in the program's table as the call's answer (its close-on-exec as asked).
-            Ok(made) => {
-                let cloexec = flags & libc::IN_CLOEXEC as u64 != 0;
-                crate::sys::seccomp_notif_send_fd(listener, held.id, std::os::fd::AsFd::as_fd(&made), cloexec)
-                    .map(drop)
-            }
-            Err((e, Some(why))) => refuse(e, why == inotify::Refused::Uncounted),
-            Err((e, None)) => crate::sys::seccomp_notif_send(listener, held.id, 0, -e.raw_os_error()),
-        },
-        (Counted::Watch { fd }, Some(inotify)) => {
-            let answer = match inotify::read_fdinfo(listener, held.id, held.pid, fd) {
-                Ok(fdinfo) => inotify.admit_watch(fdinfo.as_deref()),
-                Err(_) => Err((Errno::NOSPC, inotify::Refused::Uncounted)),
-            };
-            match answer {
-                Ok(()) => crate::sys::seccomp_notif_continue(listener, held.id),
-                Err((e, why)) => refuse(e, why == inotify::Refused::Uncounted),
-            }
-        }
-    };
 }

@@ -108,6 +108,10 @@ pub enum Call {
     /// A call that makes what the call's appetite bounds (the Landlock-only mode: see
     /// [`super::counts`]), answered from its number alone.
     Counted(Counted),
+    /// `inotify_add_watch(fd, path, mask)` (the Landlock-only mode: [`super::inotify`]), made by
+    /// the server on the very instance the call names, within the call's appetite. `path` is an
+    /// address in the program's memory.
+    Watch { fd: i32, path: u64, mask: u32 },
 }
 
 /// What a counted call makes.
@@ -117,8 +121,8 @@ pub enum Counted {
     Task,
     /// An inotify instance (`inotify_init`, `inotify_init1(flags)`; `flags` 0 for the first).
     Instance { flags: u64 },
-    /// An inotify watch (`inotify_add_watch(fd, …)`).
-    Watch { fd: i32 },
+    /// An inotify watch (`inotify_add_watch`: [`Call::Watch`]).
+    Watch,
 }
 
 impl Counted {
@@ -127,7 +131,7 @@ impl Counted {
         match self {
             Counted::Task => "processes",
             Counted::Instance { .. } => "inotify_instances",
-            Counted::Watch { .. } => "inotify_watches",
+            Counted::Watch => "inotify_watches",
         }
     }
 
@@ -136,7 +140,7 @@ impl Counted {
         match self {
             Counted::Task => appetite.processes,
             Counted::Instance { .. } => appetite.inotify_instances,
-            Counted::Watch { .. } => appetite.inotify_watches,
+            Counted::Watch => appetite.inotify_watches,
         }
     }
 }
@@ -185,7 +189,9 @@ pub fn decode_call(nr: i64, args: [u64; 6]) -> Result<Call, Errno> {
         n if n == libc::SYS_setpgid => Ok(Call::Session("setpgid")),
         n if n == libc::SYS_inotify_init => Ok(Call::Counted(Counted::Instance { flags: 0 })),
         n if n == libc::SYS_inotify_init1 => Ok(Call::Counted(Counted::Instance { flags: args[0] })),
-        n if n == libc::SYS_inotify_add_watch => Ok(Call::Counted(Counted::Watch { fd: int(args[0]) })),
+        n if n == libc::SYS_inotify_add_watch => {
+            Ok(Call::Watch { fd: int(args[0]), path: args[1], mask: args[2] as u32 })
+        }
         n if n == libc::SYS_connect => Ok(Call::Socket(SocketCall::Connect(address()))),
         n if n == libc::SYS_bind => Ok(Call::Socket(SocketCall::Bind(address()))),
         n if n == libc::SYS_listen => Ok(Call::Socket(SocketCall::Listen { fd: int(args[0]) })),

@@ -1,16 +1,19 @@
 //! The held calls' server: the helper's thread that reads the program's bytes (a path, an
 //! address, an attribute's value), decides, and performs each held call the receiver hands it
-//! (see [`super::metadata`], [`super::sockets`], [`super::shm`]), confined before it reads one.
+//! (see [`super::metadata`], [`super::sockets`], [`super::shm`]), and makes the inotify
+//! instances and watches the call's appetite counts ([`super::inotify`]), confined before it
+//! reads one.
 //!
 //! Its confinement ([`crate::thread_confinement::confine_held_calls`]), made first and for
 //! good (Landlock and seccomp hold a thread and what it starts, never the rest of the process):
 //!
 //! - no capability, as root too, so the kernel checks each call it performs against the
 //!   program's own rights;
-//! - Landlock, handling every file right with one rule: the call's tmp folder (where the call's
-//!   own `/dev/shm` is). It opens nothing else for reading or writing: the grants' files are
-//!   reached as `O_PATH` descriptors, which Landlock does not check and which can be neither
-//!   read nor written; both scopes, so it signals no process outside its domain (none);
+//! - Landlock, handling every file right with two rules: the call's tmp folder (where the
+//!   call's own `/dev/shm` is), and reading the helper's own `/proc/self/fdinfo` (the inotify
+//!   counts). It opens nothing else for reading or writing: the grants' files are reached as
+//!   `O_PATH` descriptors, which Landlock does not check and which can be neither read nor
+//!   written; both scopes, so it signals no process outside its domain (none);
 //! - seccomp, allowing only the calls it makes: no `execve`, no new process, no `ptrace`, no
 //!   signal, and sockets of the internet families and of socket diagnostics only.
 //!
@@ -29,12 +32,13 @@ use std::sync::{Arc, mpsc};
 use rustix::io::Errno;
 
 use super::handles::{CallHandles, Opener};
+use super::inotify::{self, Inotify};
 use super::receiver::Job;
-use super::request::{self, Call};
+use super::request::{self, Call, Counted};
 use super::{Grants, Refusal, Reply, Shared};
 
 /// Runs until the receiver is gone. `tmp` is the call's tmp folder (`O_PATH`), the one place
-/// the server may open files.
+/// the server may open files; `appetite` bounds the inotify instances and watches it makes.
 pub(super) fn run(
     listener: Arc<OwnedFd>,
     jobs: mpsc::Receiver<Job>,
@@ -42,8 +46,13 @@ pub(super) fn run(
     grants: Grants,
     shared: Arc<Shared>,
     tmp: OwnedFd,
+    appetite: crate::sandbox_file::Appetite,
 ) {
-    if let Err(why) = crate::thread_confinement::confine_held_calls(tmp.as_fd()) {
+    // Made before the confinement (it opens `/proc/self/fdinfo`, which the confinement then
+    // lets it read). None: nothing can count the call's inotify use, so none is made.
+    let mut inotify = Inotify::new(appetite.inotify_instances, appetite.inotify_watches).ok();
+    let fdinfo = inotify.as_ref().map(|i| i.fdinfo_folder());
+    if let Err(why) = crate::thread_confinement::confine_held_calls(tmp.as_fd(), fdinfo) {
         // Said on lnk's own standard error: the report is the program's, and this is lnk's.
         eprintln!("lnk: the held calls' server could not confine itself ({why}): every held call is refused");
         for job in jobs.iter() {
@@ -64,13 +73,15 @@ pub(super) fn run(
     for job in jobs.iter() {
         let id = job.held.id;
         let mut refused = None;
-        let answer = perform(listener.as_fd(), &grants, &CallHandles::new(&opener, id), &job, &mut refused);
+        let handles = CallHandles::new(&opener, id);
+        let answer = perform(listener.as_fd(), &grants, inotify.as_mut(), &handles, &job, &mut refused);
         if let Some(refusal) = refused {
             shared.refused(refusal);
         }
         // ENOENT: the program (or the thread) is gone; nothing waits for this answer.
         let _ = match answer {
             Ok(Reply::Done) => crate::sys::seccomp_notif_send(listener.as_fd(), id, 0, 0),
+            Ok(Reply::Value(value)) => crate::sys::seccomp_notif_send(listener.as_fd(), id, value, 0),
             Ok(Reply::Continue) => crate::sys::seccomp_notif_continue(listener.as_fd(), id),
             Ok(Reply::Sent) => Ok(()),
             Err(e) => crate::sys::seccomp_notif_send(listener.as_fd(), id, 0, -e.raw_os_error()),
@@ -84,22 +95,51 @@ pub(super) fn run(
 fn perform(
     listener: BorrowedFd<'_>,
     grants: &Grants,
+    inotify: Option<&mut Inotify>,
     handles: &CallHandles<'_>,
     job: &Job,
     refused: &mut Option<Refusal>,
 ) -> Result<Reply, Errno> {
     let held = &job.held;
+    // Handed over with every call but an inotify instance's.
+    let memory = || job.memory.as_ref().ok_or(Errno::PERM);
+    // An inotify call past the appetite, or one lnk could not count: named in the report.
+    let mut counted = |what: Counted, failed: (Errno, Option<inotify::Refused>)| {
+        if let Some(why) = failed.1 {
+            *refused = Some(Refusal::Bounded { what, uncounted: why == inotify::Refused::Uncounted });
+        }
+        failed.0
+    };
     match request::decode_call(i64::from(held.nr), held.args)? {
+        Call::Counted(what @ Counted::Instance { flags }) => {
+            let Some(inotify) = inotify else {
+                return Err(counted(what, (Errno::MFILE, Some(inotify::Refused::Uncounted))));
+            };
+            let made = inotify.make(flags, handles).map_err(|failed| counted(what, failed))?;
+            // Put in the program's table as the call's answer (its close-on-exec as asked).
+            let cloexec = flags & libc::IN_CLOEXEC as u64 != 0;
+            crate::sys::seccomp_notif_send_fd(listener, held.id, made.as_fd(), cloexec)?;
+            Ok(Reply::Sent)
+        }
+        Call::Watch { fd, path, mask } => {
+            let what = Counted::Watch;
+            let Some(inotify) = inotify else {
+                return Err(counted(what, (Errno::NOSPC, Some(inotify::Refused::Uncounted))));
+            };
+            let wd = inotify::add_watch_for(inotify, handles, memory()?, (fd, path, mask))
+                .map_err(|failed| counted(what, failed))?;
+            Ok(Reply::Value(i64::from(wd)))
+        }
         Call::Metadata(request) => {
-            super::metadata::perform(grants, handles, &job.memory, &request, refused).map(|()| Reply::Done)
+            super::metadata::perform(grants, handles, memory()?, &request, refused).map(|()| Reply::Done)
         }
         Call::Socket(call) => {
             // A socket is held only with the call's loopback; without one, none could be made.
             let loopback = grants.connects.as_ref().ok_or(Errno::PERM)?;
-            super::sockets::perform(listener, held.id, loopback, handles, &job.memory, call)
+            super::sockets::perform(listener, held.id, loopback, handles, memory()?, call)
         }
-        Call::Shm(call) => super::shm::perform(listener, held.id, &grants.shm, handles, &job.memory, call),
+        Call::Shm(call) => super::shm::perform(listener, held.id, &grants.shm, handles, memory()?, call),
         // Answered by the receiver, never handed over.
-        Call::Session(_) | Call::Counted(_) => Err(Errno::PERM),
+        Call::Session(_) | Call::Counted(Counted::Task | Counted::Watch) => Err(Errno::PERM),
     }
 }

@@ -79,7 +79,7 @@ pub fn prove_group(group: &GroupIdentity) -> Result<OwnedFd, String> {
     if stat.start != group.keeper_start {
         return Err("the recorded number now belongs to another process".into());
     }
-    if stat.pgrp != n || stat.session != n || stat.state == 'Z' {
+    if stat.pgrp != n || stat.session != n || !stat.lives() {
         return Err("the recorded keeper no longer leads its group".into());
     }
     Ok(pidfd)

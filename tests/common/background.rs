@@ -157,9 +157,7 @@ pub fn one_json_object(out: &Output) -> serde_json::Value {
 }
 
 pub fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
-        .unwrap_or(false)
+    super::pid_alive(pid)
 }
 
 pub fn wait_dead(pid: i32, within: Duration) {

@@ -526,12 +526,18 @@ pub fn host_pid(mark: &str) -> Option<i32> {
     }
 }
 
-/// Whether the process [`MARK`] described is still a live process (not a zombie).
+/// Whether the process [`MARK`] described is still a live process (see [`pid_alive`]).
 pub fn marked_alive(mark: &str) -> bool {
-    host_pid(mark).is_some_and(|pid| match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
-        Err(_) => false,
-    })
+    host_pid(mark).is_some_and(pid_alive)
+}
+
+/// Whether `pid` is a live process: not a zombie, or a zombie only in its first thread (one
+/// whose first thread ended alone while others run on shows `Z` and counts them).
+pub fn pid_alive(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+    let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+    let threads: u32 = fields.get(17).and_then(|t| t.parse().ok()).unwrap_or(1);
+    !matches!(fields.first(), Some(&"Z" | &"X")) || threads > 1
 }
 
 /// Whether `path` has no `user.lnk` extended attribute (the one the metadata tests try to set).
