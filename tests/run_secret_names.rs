@@ -241,6 +241,44 @@ fn a_link_in_a_chain_to_a_secret_cannot_be_retargeted_for_the_next_call() {
 }
 
 #[test]
+fn a_folder_a_dot_dot_steps_out_of_cannot_be_replaced_for_the_next_call() {
+    // `~/.ssh` → `work/a/b/../../keys`: the keys are `work/keys`, and where the link leads
+    // depends on `work/a/b` and `work/a` being folders. Call 1 puts a link at `work/a/b` (its `..`
+    // then leads into a decoy), or moves either; call 2 would then mask the decoy and read the
+    // keys (found in review).
+    let s = Scratch::new_in(Path::new("/var/tmp"), "dots");
+    let home = s.join("home");
+    plant_home(&home);
+    std::fs::remove_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(home.join("work/a/b")).unwrap();
+    std::fs::create_dir_all(home.join("work/keys")).unwrap();
+    std::fs::create_dir_all(home.join("work/decoy/x/y")).unwrap();
+    std::fs::create_dir_all(home.join("work/decoy/keys")).unwrap();
+    std::fs::write(home.join("work/keys/id"), "SECRET-dots").unwrap();
+    std::os::unix::fs::symlink("work/a/b/../../keys", home.join(".ssh")).unwrap();
+    let policy = s.file(
+        "sb.toml",
+        "commands = [\"sh\", \"cat\", \"ln\", \"rm\", \"mv\", \"touch\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/work\"]\n",
+    );
+    let first = "mv work/a/b work/a/b2 2>/dev/null; rm -rf work/a/b 2>/dev/null; \
+                 ln -s ../decoy/x/y work/a/b 2>/dev/null; mv work/a work/a2 2>/dev/null; \
+                 touch work/a/b/mine && echo wrote; echo done";
+    let second = "cat work/keys/id ~/.ssh/id 2>/dev/null; echo done";
+    for way in ways() {
+        let r = Report::from(run(&mut call(&home, &policy, &home, way, &["sh", "-c", first])));
+        assert!(r.out().contains("done"), "{way:?}: {}", r.raw);
+        for kept in ["work/a", "work/a/b"] {
+            let meta = std::fs::symlink_metadata(home.join(kept));
+            assert!(meta.is_ok_and(|m| m.is_dir()), "{way:?}: `{kept}` was moved or replaced: {}", r.raw);
+        }
+        // What a kept folder holds stays the program's.
+        assert!(r.out().contains("wrote"), "{way:?}: {}", r.raw);
+        let r = Report::from(run(&mut call(&home, &policy, &home, way, &["sh", "-c", second])));
+        assert_closed(&r, &format!("{way:?}"));
+    }
+}
+
+#[test]
 fn a_secret_named_outside_every_grant_stays_closed_where_its_link_leads_inside_one() {
     // No grant holds the home; its `.ssh` and a denied folder are links into the granted
     // `data` (one relative, through a link of its own inside the write grant).

@@ -181,6 +181,10 @@ pub struct Cut<'a> {
     /// (see [`super::holes::Hole::ways`]): an entry that is one of them by another name (a bind
     /// mount) is left out, or the secret would be reachable beneath it.
     pub aliases: &'a HashSet<(u64, u64)>,
+    /// Folders kept in place (see [`super::holes::Holes::kept`]): cut around as holes are, so
+    /// their folders may only be listed, but each granted whole itself (unless a hole lies
+    /// beneath it).
+    pub kept: &'a [PathBuf],
 }
 
 /// Whether `path` is `dir` or lies beneath it, both normal absolute paths as bytes.
@@ -211,7 +215,8 @@ pub fn open_system(roots: &[&str], cut: Cut<'_>) -> Result<Vec<(OwnedFd, Part)>,
 /// entry by entry: a folder on the way to a hole may only be listed, every other entry is
 /// granted whole. A hole in `cut.listed` (a program folder) may itself be listed; one in
 /// `cut.secrets` is left out entirely, and so is any entry that is, by another name, a folder
-/// on the way to a secret or a secret (`cut.aliases`). Entries that are links are left out: what
+/// on the way to a secret or a secret (`cut.aliases`); one in `cut.kept` is granted whole, so
+/// only its name is kept in place. Entries that are links are left out: what
 /// they point at is reached (or not) through its own path. Each entry is opened through its
 /// folder's descriptor without following links and looked at on that descriptor, so the split
 /// is of the folder the caller opened.
@@ -220,9 +225,10 @@ pub fn open_around(path: &Path, fd: OwnedFd, cut: Cut<'_>) -> Result<Vec<(OwnedF
     // Every path here has its one normal spelling (see `crate::paths::normal`), so paths are
     // compared as bytes, a `/` marking where a name ends (`Path`'s comparisons walk names).
     let bytes = |p: &PathBuf| p.as_os_str().as_bytes().to_vec();
-    let holes: Vec<Vec<u8>> = cut.secrets.iter().chain(cut.listed).map(bytes).collect();
+    let holes: Vec<Vec<u8>> = cut.secrets.iter().chain(cut.listed).chain(cut.kept).map(bytes).collect();
     let secrets: Vec<Vec<u8>> = cut.secrets.iter().map(bytes).collect();
     let listed: Vec<Vec<u8>> = cut.listed.iter().map(bytes).collect();
+    let kept: Vec<Vec<u8>> = cut.kept.iter().map(bytes).collect();
     let holds_hole = |dir: &[u8]| holes.iter().any(|h| beneath(h, dir));
     // Whether a hole lies at or beneath `dir`/`name` (no path is made for the many entries that
     // hold none).
@@ -249,6 +255,12 @@ pub fn open_around(path: &Path, fd: OwnedFd, cut: Cut<'_>) -> Result<Vec<(OwnedF
         }
         if listed.iter().any(|h| h == at) {
             opened.push((fd, Part::Listing));
+            continue;
+        }
+        // Kept: its name is kept by its folder's listing; what it holds is granted, unless a
+        // hole lies beneath it too.
+        if kept.iter().any(|k| k == at) && !holes.iter().any(|h| h != at && beneath(h, at)) {
+            opened.push((fd, Part::Whole(kind)));
             continue;
         }
         let other = |e: Errno| GrantError::Other(path.clone(), std::io::Error::from(e).to_string());

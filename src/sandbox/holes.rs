@@ -19,6 +19,13 @@
 //!   link in a chain (`~/.ssh` → `work/a/l/keys`, `work/a/l` → `../b`) so that the next call
 //!   masked a decoy and left the real keys open (found in review). Where a link leads is never
 //!   a hole when that is a grant or holds one: a link never moves a mask onto granted folders.
+//! - **Folders left by `..`.** A link's target (or a path) may step out of a folder with `..`
+//!   (`~/.npmrc` → `proj/a/b/../../npmrc`): where that leads depends on what is at the folder's
+//!   name, since a link put there leads its `..` anywhere. So each folder a `..` steps out of
+//!   that lies inside a write grant ([`Holes::kept`]) is kept where it is as a link is (its
+//!   folder may only be listed; in the own world it is pinned), while what it holds stays
+//!   granted (found in review: a call renamed `proj/a` and put a link in its place, and the
+//!   person's link led into a folder of the call's).
 //! - **Other names.** A bind mount shows a folder at a second path (a home bound again inside a
 //!   grant, `/etc` bound beneath `/srv`). Where the mount table has such mounts inside what the
 //!   call may reach, every protected path, in a grant or not, is looked up, and each of its other
@@ -69,6 +76,9 @@ pub struct Holes {
     /// The links a hole was found through that lie inside a write grant, by their own paths
     /// (without links): kept where they are for the call (see the module's documentation).
     pub links: Vec<PathBuf>,
+    /// The folders a `..` stepped out of on the way to a hole that lie inside a write grant
+    /// (not a grant itself): kept where they are, what they hold granted.
+    pub kept: Vec<PathBuf>,
 }
 
 /// What [`find`] looks for, and where.
@@ -109,6 +119,7 @@ pub fn find(search: &Search<'_>) -> Result<Holes, String> {
         let walk = walk(&path, &mut finder.walked, aliases)?;
         let through_links = !walk.links.is_empty();
         finder.keep_links(walk.links);
+        finder.keep_folders(walk.kept);
         let Some(real) = walk.real else { continue };
         if let Some(mount) = walk.mount {
             let reachable = |p: &PathBuf| search.roots.iter().any(|r| p.starts_with(r));
@@ -127,10 +138,12 @@ pub fn find(search: &Search<'_>) -> Result<Holes, String> {
     for other in others {
         finder.add(&other)?;
     }
-    let Holes { holes, mut links } = finder.found;
+    let Holes { holes, mut links, mut kept } = finder.found;
     links.sort();
     links.dedup();
-    Ok(Holes { holes: without_nested(holes), links })
+    kept.sort();
+    kept.dedup();
+    Ok(Holes { holes: without_nested(holes), links, kept })
 }
 
 /// The state of one [`find`].
@@ -149,6 +162,7 @@ impl Finder<'_> {
         }
         let walk = walk(candidate, &mut self.walked, false)?;
         self.keep_links(walk.links);
+        self.keep_folders(walk.kept);
         match (walk.real, walk.found) {
             (Some(real), Some(found)) if real == candidate => {
                 self.found.holes.push(Hole { path: real, found: Some(found) })
@@ -184,6 +198,14 @@ impl Finder<'_> {
     fn keep_links(&mut self, links: Vec<PathBuf>) {
         let writable = self.search.writable;
         self.found.links.extend(links.into_iter().filter(|l| writable.iter().any(|w| l.starts_with(w))));
+    }
+
+    /// Keeps the folders a walk's `..` stepped out of that lie inside a write grant (a grant
+    /// itself is kept by its parent, which no write grant of the call holds, or by its own cut).
+    fn keep_folders(&mut self, kept: Vec<PathBuf>) {
+        let writable = self.search.writable;
+        let inside = |k: &PathBuf| writable.iter().any(|w| k.starts_with(w) && k != w);
+        self.found.kept.extend(kept.into_iter().filter(inside));
     }
 }
 
@@ -337,6 +359,24 @@ mod tests {
         let found = find_in(&[d.0.join("a/b/l/k")], &[&grant], 1).unwrap();
         assert_eq!(paths(&found.holes), vec![(d.0.join("a/b/l/k"), false), (d.0.join("keys/k"), true)]);
         assert_eq!(found.links, vec![d.0.join("a/b/l")]);
+    }
+
+    #[test]
+    fn the_folders_a_dot_dot_steps_out_of_inside_a_write_grant_are_kept() {
+        // A person's `~/.npmrc` → `proj/a/b/../../npmrc`: `proj/a/b` and `proj/a` decide where it
+        // leads, so both are kept; `npmrc` is the hole.
+        let d = scratch("dots");
+        let home = d.0.join("home");
+        std::fs::create_dir_all(home.join("proj/a/b")).unwrap();
+        std::fs::write(home.join("proj/npmrc"), "").unwrap();
+        std::os::unix::fs::symlink("proj/a/b/../../npmrc", home.join(".npmrc")).unwrap();
+        let (read, write) = (home.clone(), home.join("proj"));
+        let found = find_in(&[home.join(".npmrc")], &[&write, &read], 1).unwrap();
+        assert_eq!(paths(&found.holes), vec![(home.join(".npmrc"), false), (home.join("proj/npmrc"), true)]);
+        assert_eq!(found.kept, vec![home.join("proj/a"), home.join("proj/a/b")]);
+        // Outside every write grant nothing can move them: none kept.
+        let found = find_in(&[home.join(".npmrc")], &[&read], 0).unwrap();
+        assert!(found.kept.is_empty(), "{:?}", found.kept);
     }
 
     #[test]

@@ -200,7 +200,8 @@ impl Sandbox {
                 let Ok(Some(fd)) = grants::open_no_symlinks(Path::new(path), false) else { continue };
                 ruleset = match (as_root, *path == "/proc/sys") {
                     (true, true) => {
-                        add_around(ruleset, Path::new(path), fd, &net, &HashSet::new(), read_rights())?
+                        let cut = (&net[..], &[][..]);
+                        add_around(ruleset, Path::new(path), fd, cut, &HashSet::new(), read_rights())?
                     }
                     _ => add(ruleset, fd, read_rights(), Kind::Either)?,
                 };
@@ -291,6 +292,7 @@ impl Sandbox {
                     any_program,
                     holes,
                     links: &found.links,
+                    kept: &found.kept,
                     masks: !layer_off("masks"),
                     limits: appetite::WorldLimits::new(&appetite, per_namespace_pid_max, user_namespace),
                 };
@@ -315,8 +317,14 @@ impl Sandbox {
         // Every grant is cut around the holes in it, in both modes: Landlock's rules belong to
         // the folders, whatever mount a path reaches them through (an inherited working folder,
         // a descriptor), so the masks of the own world are a second layer, not the only one.
+        // A folder kept in place (see `holes`) lies in a write grant, where its name could move:
+        // a read grant lets no name move anyway.
+        let kept = match layer_off("landlock-holes") {
+            true => &[][..],
+            false => &found.kept[..],
+        };
         for (path, fd) in read_roots {
-            ruleset = add_around(ruleset, &path, fd, &cut, &aliases, read_rights())?;
+            ruleset = add_around(ruleset, &path, fd, (&cut, &[]), &aliases, read_rights())?;
         }
         for (path, fd) in write_roots {
             let rights = match (path == req.private_tmp, any_program) {
@@ -324,7 +332,7 @@ impl Sandbox {
                 (false, true) => write_rights() | AccessFs::Execute,
                 (false, false) => write_rights(),
             };
-            ruleset = add_around(ruleset, &path, fd, &cut, &aliases, rights)?;
+            ruleset = add_around(ruleset, &path, fd, (&cut, kept), &aliases, rights)?;
         }
 
         // Without the own world, Landlock allows a connect to the asked ports only (the proxy's

@@ -66,12 +66,13 @@ pub(super) fn add_around(
     mut ruleset: RulesetCreated,
     path: &Path,
     fd: OwnedFd,
-    holes: &[PathBuf],
+    (holes, kept): (&[PathBuf], &[PathBuf]),
     aliases: &HashSet<(u64, u64)>,
     rights: BitFlags<AccessFs>,
 ) -> Result<RulesetCreated, Refusal> {
     let inside: Vec<PathBuf> = holes.iter().filter(|h| h.starts_with(path)).cloned().collect();
-    if inside.is_empty() {
+    let kept: Vec<PathBuf> = kept.iter().filter(|k| k.starts_with(path) && *k != path).cloned().collect();
+    if inside.is_empty() && kept.is_empty() {
         let id = rustix::fs::fstat(&fd)
             .map(|s| (s.st_dev, s.st_ino))
             .map_err(|e| Refusal::kernel(e.to_string()))?;
@@ -83,7 +84,7 @@ pub(super) fn add_around(
         }
         return add(ruleset, fd, rights, Kind::Folder);
     }
-    let cut = grants::Cut { secrets: &inside, listed: &[], aliases };
+    let cut = grants::Cut { secrets: &inside, listed: &[], aliases, kept: &kept };
     let parts = grants::open_around(path, fd, cut).map_err(|e| Refusal::kernel(e.to_string()))?;
     for (fd, part) in parts {
         ruleset = match part {
@@ -177,7 +178,7 @@ pub(super) fn grant_system(
     };
     let secrets: Vec<PathBuf> =
         holes.iter().filter(|h| roots.iter().any(|root| h.starts_with(root))).cloned().collect();
-    let cut = grants::Cut { secrets: &secrets, listed: &listed, aliases };
+    let cut = grants::Cut { secrets: &secrets, listed: &listed, aliases, kept: &[] };
     let folders = grants::open_system(roots, cut).map_err(|e| Refusal::kernel(e.to_string()))?;
     for (fd, how) in folders {
         ruleset = match how {

@@ -84,7 +84,10 @@ pub fn reached_by_write_grants(trusted: &[Trusted], write: &[PathBuf]) -> Result
     for (index, file) in trusted.iter().enumerate() {
         let Some(absolute) = crate::paths::absolute_lexically(&file.path) else { continue };
         let walk = walk(&absolute, &mut walked, aliases)?;
+        // Each link and each folder a `..` stepped out of: what is at its name decides where
+        // the path leads.
         let mut places = walk.links;
+        places.extend(walk.kept);
         if let Some(real) = walk.real {
             if let Some(mount) = walk.mount {
                 places.extend(table.other_paths(&real, mount));

@@ -37,6 +37,10 @@ pub struct Walk {
     pub real: Option<PathBuf>,
     /// Each link passed, by its own path (without links).
     pub links: Vec<PathBuf>,
+    /// Each folder a `..` stepped out of, by its own path (without links): where the walk went
+    /// depends on what is at that name (a link put there leads its `..` anywhere), so it is
+    /// kept in place as a link on the way is.
+    pub kept: Vec<PathBuf>,
     /// What is there, if anything.
     pub found: Option<Found>,
     /// The mount `real` lies in (of the last folder that exists, when nothing is there), when
@@ -89,8 +93,9 @@ pub fn walk(path: &Path, walked: &mut Folders, want_mount: bool) -> Result<Walk,
     let rest = path.strip_prefix(&done).unwrap_or(path);
     let mut pending: Vec<OsString> = names_reversed(rest);
     let mut links = Vec::new();
+    let mut kept = Vec::new();
     let mut last: Option<(OwnedFd, rustix::fs::Stat)> = None;
-    let stopped = |links| Ok(Walk { real: None, links, found: None, mount: None });
+    let stopped = |links, kept| Ok(Walk { real: None, links, kept, found: None, mount: None });
     while let Some(name) = pending.pop() {
         if name == "." {
             continue;
@@ -98,6 +103,9 @@ pub fn walk(path: &Path, walked: &mut Folders, want_mount: bool) -> Result<Walk,
         if name == ".." {
             // The folders walked so far have no links, so their parent is the one walked
             // before (a `..` of a link's target, or of the path itself).
+            if done != Path::new("/") && !kept.contains(&done) {
+                kept.push(done.clone());
+            }
             done.pop();
             current = match done == Path::new("/") {
                 true => None,
@@ -117,6 +125,7 @@ pub fn walk(path: &Path, walked: &mut Folders, want_mount: bool) -> Result<Walk,
             return Ok(Walk {
                 real: Some(would_be(&done, &name, &pending)),
                 links,
+                kept,
                 found: None,
                 mount: None,
             });
@@ -135,11 +144,12 @@ pub fn walk(path: &Path, walked: &mut Folders, want_mount: bool) -> Result<Walk,
                     true => Some(mounts::mount_id(dir)?),
                     false => None,
                 };
-                return Ok(Walk { real: Some(would_be(&done, &name, &pending)), links, found: None, mount });
+                let real = Some(would_be(&done, &name, &pending));
+                return Ok(Walk { real, links, kept, found: None, mount });
             }
             Err(Errno::ACCESS) => {
                 unsearchable(dir, &done)?;
-                return stopped(links);
+                return stopped(links, kept);
             }
             Err(e) => return Err(format!("cannot look for `{}`: {e}", path.display())),
         };
@@ -147,7 +157,7 @@ pub fn walk(path: &Path, walked: &mut Folders, want_mount: bool) -> Result<Walk,
             .map_err(|e| format!("cannot stat `{}`: {e}", done.join(&name).display()))?;
         if FileType::from_raw_mode(stat.st_mode) == FileType::Symlink {
             if links.len() >= MAX_LINKS {
-                return stopped(links);
+                return stopped(links, kept);
             }
             let link = done.join(&name);
             let target = rustix::fs::readlinkat(dir, name.as_os_str(), Vec::new())
@@ -198,7 +208,7 @@ pub fn walk(path: &Path, walked: &mut Folders, want_mount: bool) -> Result<Walk,
     ways.extend(above);
     let folder = FileType::from_raw_mode(stat.st_mode) == FileType::Directory;
     let found = Found { fd, id: (stat.st_dev, stat.st_ino), folder, ways };
-    Ok(Walk { real: Some(done), links, found: Some(found), mount })
+    Ok(Walk { real: Some(done), links, kept, found: Some(found), mount })
 }
 
 /// Where a walk that found `name` missing in `done` (with `pending` names still to go, last
@@ -295,6 +305,8 @@ mod tests {
         let w = walk(&d.join("a/l/../f"), &mut Folders::new(), false).unwrap();
         assert_eq!(w.real, Some(d.join("a/f")));
         assert_eq!(w.links, vec![d.join("a/l")]);
+        // The `..` stepped out of the link's target: that folder is kept in place.
+        assert_eq!(w.kept, vec![d.join("a/b")]);
         assert!(w.found.is_some_and(|f| !f.folder));
         std::fs::remove_dir_all(&d).unwrap();
     }

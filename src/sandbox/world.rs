@@ -103,6 +103,9 @@ pub struct Plan<'a> {
     pub holes: &'a [Hole],
     /// The links on the way to a hole inside a write grant: each pinned where it is.
     pub links: &'a [PathBuf],
+    /// The folders a `..` steps out of on the way to a hole, inside a write grant: each pinned
+    /// where it is (see [`super::holes::Holes::kept`]).
+    pub kept: &'a [PathBuf],
     /// Whether each layer is made: always, but for the tests that show the other holds alone.
     pub masks: bool,
     /// The call's own limits of its processes and inotify use (see [`super::appetite`]).
@@ -274,10 +277,11 @@ impl World {
     /// to override the mode), and nothing is written.
     fn plan_masks(&mut self, plan: &Plan<'_>, private_tmp: &Path) -> Result<(), String> {
         let mut pins: Vec<PathBuf> = Vec::new();
-        // The folders between the write grant that holds `path` and `path`, each pinned.
-        let mut pin_folders_to = |path: &Path| {
+        // The folders between the write grant that holds `path` and `path` (and with `itself`,
+        // `path` too), each pinned.
+        let mut pin_folders_to = |path: &Path, itself: bool| {
             for (root, _) in plan.write_roots.iter().filter(|(w, _)| path.starts_with(w)) {
-                let mut folder = path.parent();
+                let mut folder = if itself { Some(path) } else { path.parent() };
                 while let Some(f) = folder.filter(|f| f.starts_with(root) && f != root) {
                     if !pins.iter().any(|p| p == f) {
                         pins.push(f.to_owned());
@@ -295,7 +299,7 @@ impl World {
                 target: KnownFolder { path: relative_cstring(&hole.path)?, id: found.id },
                 folder: found.folder,
             });
-            pin_folders_to(&hole.path);
+            pin_folders_to(&hole.path, false);
         }
         for link in plan.links {
             if !self.shows(link) {
@@ -306,7 +310,10 @@ impl World {
                     format!("cannot open the link `{}` on the way to a protected path: {e}", link.display())
                 })?;
             self.link_pins.push(KnownFolder::new(link, &fd)?);
-            pin_folders_to(link);
+            pin_folders_to(link, false);
+        }
+        for kept in plan.kept.iter().filter(|k| self.shows(k)) {
+            pin_folders_to(kept, true);
         }
         // Outermost first: an inner pin is made through the outer one's mount.
         pins.sort_by_key(|p| p.components().count());
