@@ -778,6 +778,30 @@ fn the_sweep_ends_a_session_the_command_made_when_supervisor_and_keeper_died_at_
 }
 
 #[test]
+fn the_own_world_ends_with_its_keeper_when_supervisor_and_keeper_died_at_once() {
+    // In the call's own world the keeper's child is its pid namespace's pid 1, whose end ends
+    // every process there. Its parent-death signal is the keeper's death: killed with its
+    // supervisor (the keeper stopped first, so it ends nothing itself), no process of the
+    // command is left, the sessions it made included, before any sweep (found in review: the
+    // whole world lived on, and no sweep could prove its group).
+    if !require(own_world_here(), "the call's own world (user namespaces)") {
+        return;
+    }
+    let bg = Bg::new("own-world-keeper-killed");
+    let mut start = bg.cmd("start");
+    start.arg("--file").arg(&bg.policy).args(["--", "sh", "-c", &sessions_of_its_own()]);
+    let out = run(in_mode(&mut start, Mode::OwnWorld));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let id = stdout(&out).trim().to_owned();
+    let session = read_pid(&bg.files_dir.join("session"));
+    let daemon = read_pid(&bg.files_dir.join("daemon"));
+    assert!(alive(session) && alive(daemon), "{session} {daemon}");
+    bg.kill_supervisor_and_keeper(&id);
+    wait_dead(session, Duration::from_secs(5));
+    wait_dead(daemon, Duration::from_secs(5));
+}
+
+#[test]
 fn a_background_commands_denials_are_recorded_and_shown() {
     // What the sandbox refused a background command is kept in its record, as a run call's
     // report has it: known (a held setpgid in the Landlock-only mode) and inferred (the

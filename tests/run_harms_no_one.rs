@@ -286,25 +286,6 @@ fn spawn_in(agent: &Agent, mode: Mode, cmd: &[&str]) -> Child {
     in_mode(&mut agent.command(&[], cmd), mode).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
 }
 
-/// Waits for `child` to end by itself within `within`; kills it and fails otherwise.
-fn ends_within(child: &mut Child, within: Duration, what: &str) -> std::process::Output {
-    let until = Instant::now() + within;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > until {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}: lnk did not end within {within:?} (frozen in a held call?)");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let mut out =
-        std::process::Output { status: child.wait().unwrap(), stdout: Vec::new(), stderr: Vec::new() };
-    use std::io::Read as _;
-    child.stdout.take().unwrap().read_to_end(&mut out.stdout).unwrap();
-    child.stderr.take().unwrap().read_to_end(&mut out.stderr).unwrap();
-    out
-}
-
 #[test]
 fn a_fifo_at_a_shared_memory_name_freezes_nothing_and_the_call_still_stops() {
     // Its timeout fires.

@@ -206,3 +206,88 @@ print('unsearchable=%s' % add(fd, 'locked/in', IN_ATTRIB), flush=True)
         r.assert_said("proc", if mode == Mode::OwnWorld { "ok" } else { "EACCES" });
     }
 }
+
+#[test]
+fn a_watch_is_only_where_the_program_may_read() {
+    // Landlock does not govern inotify, and a watch shows the names of what is made in a folder
+    // and when a file is opened or read. Found in review: where the helper made the watches, a
+    // call watched `~/.aws`, the host's `/tmp` and `/dev/shm`. The own world shows none of them
+    // (masks of mode 000, its own `/tmp`); the Landlock-only mode refuses them, named, and any
+    // place the program may not read.
+    let script = "import ctypes, errno, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_CLOEXEC)
+for name, path in zip(sys.argv[1::2], sys.argv[2::2]):
+    path = os.environ['TMPDIR'] if path == 'TMPDIR' else path
+    wd = libc.inotify_add_watch(fd, path.encode(), 0x100)
+    print(name + '=' + ('ok' if wd >= 0 else errno.errorcode[ctypes.get_errno()]), flush=True)
+";
+    let agent = Agent::new("inotify-where", POLICY);
+    let home = &agent.home;
+    std::fs::create_dir_all(home.join(".aws")).unwrap();
+    std::fs::write(home.join(".aws/credentials"), "SECRET").unwrap();
+    std::fs::create_dir_all(home.join("Link/Files")).unwrap();
+    let outside = agent.elsewhere.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let paths: Vec<(&str, String)> = vec![
+        ("secret", path_str(&home.join(".aws")).to_owned()),
+        ("secret_file", path_str(&home.join(".aws/credentials")).to_owned()),
+        ("host_tmp", "/tmp".to_owned()),
+        ("host_shm", "/dev/shm".to_owned()),
+        ("own_tmp", "TMPDIR".to_owned()),
+        ("outside", path_str(&outside).to_owned()),
+        ("granted", path_str(&home.join("Link/Files")).to_owned()),
+        ("system", "/etc".to_owned()),
+    ];
+    let mut cmd = vec!["python3", "-c", script];
+    for (name, path) in &paths {
+        cmd.extend([*name, path.as_str()]);
+    }
+    for mode in modes() {
+        let r = Report::from(run(in_mode(&mut agent.command(&[], &cmd), mode)));
+        assert_eq!(r.code, Some(0), "{mode:?}: {}", r.raw);
+        r.assert_said("secret", "EACCES");
+        r.assert_said("secret_file", "EACCES");
+        r.assert_said("own_tmp", "ok");
+        r.assert_said("granted", "ok");
+        r.assert_said("system", "ok");
+        match mode {
+            // Its own `/tmp` and `/dev/shm`. Outside the grants the world shows the host's
+            // folders read-only, and a watch there is the kernel's to make (SECURITY.md).
+            Mode::OwnWorld => {
+                r.assert_said("host_tmp", "ok");
+                r.assert_said("host_shm", "ok");
+                r.assert_said("outside", "ok");
+            }
+            Mode::LandlockOnly => {
+                r.assert_said("host_tmp", "EACCES");
+                r.assert_said("host_shm", "EACCES");
+                r.assert_said("outside", "EACCES");
+                let denial = |target: &str| {
+                    r.json["denials"]
+                        .as_array()
+                        .and_then(|d| d.iter().find(|d| d["target"] == target && d["access"] == "read"))
+                        .cloned()
+                        .unwrap_or_else(|| panic!("no read denial of {target}: {}", r.raw))
+                };
+                assert_eq!(denial(path_str(&home.join(".aws")))["cause"], "protected", "{}", r.raw);
+                assert_eq!(denial("/tmp")["cause"], "needs_own_world", "{}", r.raw);
+                // Outside every grant: the fix is a read grant, and taken, the watch is made.
+                let outside_denial = denial(path_str(&outside));
+                assert_eq!(outside_denial["cause"], "outside_grants", "{}", r.raw);
+                let policy = agent.dir.file("fixed.toml", std::fs::read_to_string(&agent.policy).unwrap());
+                apply_fix(&policy, &outside_denial["fix"]);
+                assert_check_ok(&policy, home);
+                let mut again = lnk();
+                again.env("HOME", home).current_dir(home);
+                again
+                    .args(["sandbox", "run", "--report", "json", "--file"])
+                    .arg(&policy)
+                    .arg("--")
+                    .args(&cmd);
+                let r = Report::from(run(in_mode(&mut again, mode)));
+                r.assert_said("outside", "ok");
+            }
+        }
+    }
+}

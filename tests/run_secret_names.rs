@@ -279,6 +279,55 @@ fn a_folder_a_dot_dot_steps_out_of_cannot_be_replaced_for_the_next_call() {
 }
 
 #[test]
+fn a_folder_kept_in_place_keeps_its_mode_in_the_landlock_only_mode() {
+    // Found in review: `chmod 000 work/a` (the folder holding the kept `work/a/b`) made the
+    // person's `~/.ssh` stop resolving, and every later call refuse to run. The helper, which
+    // performs the metadata calls in this mode, keeps a kept folder's and those on the way to
+    // it; what a kept folder holds stays the program's.
+    let s = Scratch::new_in(Path::new("/var/tmp"), "dots-mode");
+    let home = s.join("home");
+    plant_home(&home);
+    std::fs::remove_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(home.join("work/a/b")).unwrap();
+    std::fs::create_dir_all(home.join("work/keys")).unwrap();
+    std::fs::write(home.join("work/a/b/mine"), "").unwrap();
+    std::fs::write(home.join("work/keys/id"), "SECRET-dots").unwrap();
+    std::os::unix::fs::symlink("work/a/b/../../keys", home.join(".ssh")).unwrap();
+    let policy = s.file(
+        "sb.toml",
+        "commands = [\"sh\", \"chmod\", \"cat\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/work\"]\n",
+    );
+    let script = "chmod 000 work/a 2>/dev/null || echo a=refused; chmod 000 work/a/b 2>/dev/null || echo b=refused; \
+                  chmod 600 work/a/b/mine && echo mine=ok; echo done";
+    let r = Report::from(run(&mut call(
+        &home,
+        &policy,
+        &home,
+        (Mode::LandlockOnly, None),
+        &["sh", "-c", script],
+    )));
+    assert!(r.out().contains("a=refused") && r.out().contains("b=refused"), "{}", r.raw);
+    assert!(r.out().contains("mine=ok"), "{}", r.raw);
+    let named = r.json["denials"].as_array().is_some_and(|d| {
+        d.iter().any(|d| {
+            d["access"] == "metadata"
+                && d["cause"] == "protected"
+                && d["target"] == path_str(&home.join("work/a"))
+        })
+    });
+    assert!(named, "{}", r.raw);
+    // The next call runs, and the keys stay closed.
+    let r = Report::from(run(&mut call(
+        &home,
+        &policy,
+        &home,
+        (Mode::LandlockOnly, None),
+        &["sh", "-c", "cat ~/.ssh/id; echo done"],
+    )));
+    assert_closed(&r, "the next call");
+}
+
+#[test]
 fn a_secret_named_outside_every_grant_stays_closed_where_its_link_leads_inside_one() {
     // No grant holds the home; its `.ssh` and a denied folder are links into the granted
     // `data` (one relative, through a link of its own inside the write grant).

@@ -13,7 +13,7 @@ mod common;
 use common::background::*;
 use common::*;
 
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const POLICY: &str = r#"commands = ["python3"]
@@ -107,20 +107,6 @@ fn assert_ends(mark: &str, within: Duration, what: &str) {
     }
 }
 
-/// Waits for `child` to end within `within`; kills it and fails otherwise.
-fn ends_within(mut child: Child, within: Duration, what: &str) -> std::process::Output {
-    let until = Instant::now() + within;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > until {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}: lnk did not end within {within:?} (waiting for a process it took for ended?)");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
 #[test]
 fn the_calls_end_and_its_timeout_end_a_process_whose_first_thread_ended_alone() {
     for mode in modes() {
@@ -132,13 +118,13 @@ fn the_calls_end_and_its_timeout_end_a_process_whose_first_thread_ended_alone() 
                 let policy = POLICY.replace("timeout = 60", &format!("timeout = {timeout}"));
                 let agent = Agent::new("first-thread-ends-alone", &policy);
                 let script = first_thread_ends_alone("p", double, sleep);
-                let child = in_mode(&mut agent.command(&[], &["python3", "-c", &script]), mode)
+                let mut child = in_mode(&mut agent.command(&[], &["python3", "-c", &script]), mode)
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
                     .spawn()
                     .unwrap();
                 let mark = wait_until_first_thread_ended(&agent.home.join("Link/Files"), "p", &what);
-                let r = Report::from(ends_within(child, Duration::from_secs(30), &what));
+                let r = Report::from(ends_within(&mut child, Duration::from_secs(30), &what));
                 assert_eq!(r.outcome(), outcome, "{what}: {}", r.raw);
                 assert!(r.out().contains("going"), "{what}: {}", r.raw);
                 assert_ends(&mark, Duration::from_secs(2), &what);
@@ -157,10 +143,10 @@ fn a_group_the_helper_never_noted_is_ended_by_the_tree() {
     let script = first_thread_ends_alone("p", false, 0);
     let mut cmd = agent.command(&[], &["python3", "-c", &script]);
     cmd.env("LNK_FAULT", "held-group-is-not-noted:fail");
-    let child =
+    let mut child =
         in_mode(&mut cmd, Mode::LandlockOnly).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mark = wait_until_first_thread_ended(&agent.home.join("Link/Files"), "p", what);
-    let r = Report::from(ends_within(child, Duration::from_secs(30), what));
+    let r = Report::from(ends_within(&mut child, Duration::from_secs(30), what));
     assert_eq!(r.outcome(), "exited", "{what}: {}", r.raw);
     assert_ends(&mark, Duration::from_secs(2), what);
 }

@@ -291,6 +291,13 @@ pub fn write_fix(path: &Path, home: &Path) -> Result<Fix, String> {
     grant_for(path, &seen, true, home, &[]).map(|folder| Fix::write(&folder))
 }
 
+/// The read grant an inotify watch refused on `path` (an existing file or folder the helper
+/// found) would need: its folder (see [`grant_for`]), or why there is none.
+pub fn read_fix(path: &Path, home: &Path) -> Result<Fix, String> {
+    let seen = look(path).ok_or("no fix: the path cannot be looked at")?;
+    grant_for(path, &seen, false, home, &[]).map(|folder| Fix::read(&folder))
+}
+
 /// Whether the own world hides `path` (absolute, in no grant): it lies strictly beneath the
 /// host's `/tmp`, which the call's own `/tmp` covers.
 fn hidden_by_own_tmp(path: &Path) -> bool {
@@ -301,7 +308,7 @@ fn hidden_by_own_tmp(path: &Path) -> bool {
 /// of the host's shared places: its `/tmp` or `/dev/shm` themselves (the folder asked for, or a
 /// file's or a new file's folder), or a process's folder in `/proc`. A folder beneath `/tmp`
 /// (a harness's work folder, an agent's home in a scratch folder) is an ordinary grant.
-fn hosts_own(path: &Path) -> Option<String> {
+pub fn hosts_own(path: &Path) -> Option<String> {
     let is_folder = path.symlink_metadata().is_ok_and(|m| m.is_dir());
     let under = |place: &str| {
         let place = Path::new(place);

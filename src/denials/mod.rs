@@ -304,6 +304,49 @@ pub fn metadata_refused(path: &Path, hole: Option<&Path>) -> Denial {
     Denial { access: Access::Metadata, target: path.display().to_string(), cause, why, fix, inferred: false }
 }
 
+/// The denial for a metadata call on a folder kept in place, or on the way to one (the
+/// Landlock-only mode's helper refused it: see [`crate::notify::Grants::kept`]). No fix.
+pub fn metadata_kept(path: &Path) -> Denial {
+    let why = "a person's link to a protected path steps out of it (`..`), so where the link leads depends on it: its mode, owner and times stay as they are";
+    Denial {
+        access: Access::Metadata,
+        target: path.display().to_string(),
+        cause: Cause::Protected,
+        why: why.to_owned(),
+        fix: None,
+        inferred: false,
+    }
+}
+
+/// The denial for an inotify watch the helper refused (the Landlock-only mode, where it makes
+/// them: see [`crate::notify::inotify`]): on `path`, which lies in `hole`, or where the program
+/// may not read (`None`).
+pub fn watch_refused(path: &Path, hole: Option<&Path>) -> Denial {
+    let target = path.display().to_string();
+    let (cause, why, fix) = match hole {
+        Some(hole) => (
+            Cause::Protected,
+            format!(
+                "it lies in `{}`, which the sandbox keeps out of every grant (a secret, the agent's records, or `[files] deny`): a watch would show what is made there and when it is read",
+                hole.display()
+            ),
+            None,
+        ),
+        None => match explain::hosts_own(path) {
+            Some(why) => (Cause::NeedsOwnWorld, why, None),
+            None => {
+                let why = "it is outside every grant the program may read, and a watch shows the names and the use of what it cannot list";
+                let home = crate::paths::home_dir().unwrap_or_else(|_| PathBuf::from("/"));
+                match explain::read_fix(path, &home) {
+                    Ok(fix) => (Cause::OutsideGrants, why.to_owned(), Some(fix)),
+                    Err(none) => (Cause::OutsideGrants, format!("{why}; {none}"), None),
+                }
+            }
+        },
+    };
+    Denial { access: Access::Read, target, cause, why, fix, inferred: false }
+}
+
 /// The denial for a connection `[internet]` refused (the proxy's policy, or the held door's
 /// direct connect): `fix` as the refusal gives it.
 pub fn connect_refused(host: &str, port: u16, why: &str, fix: Option<Fix>) -> Denial {

@@ -71,6 +71,8 @@ pub(super) fn keeper_main(
     let program = match (forked, report_w) {
         (Ok(Forked::Child), Some(report_w)) => {
             drop(status);
+            // The keeper is then the report's only reader: pid 1 sees it gone by that.
+            drop(report_r);
             world_init(sandbox, image, stdio, failure, report_w)
         }
         (Ok(Forked::Child), None) => {
@@ -261,6 +263,19 @@ fn world_init(
     failure: OwnedFd,
     report: OwnedFd,
 ) -> ! {
+    // The keeper's death ends the world: pid 1's end ends every process of its namespace, so
+    // no process of the call outlives a keeper killed with its helper (a background command's
+    // supervisor and keeper killed at once, which no sweep can then prove the call's). A keeper
+    // that died before the signal was set shows as the report's reader gone.
+    let reader_gone = || {
+        let mut fds = [rustix::event::PollFd::new(&report, rustix::event::PollFlags::OUT)];
+        let zero = rustix::event::Timespec { tv_sec: 0, tv_nsec: 0 };
+        rustix::event::poll(&mut fds, Some(&zero)).is_err()
+            || fds[0].revents().intersects(rustix::event::PollFlags::ERR | rustix::event::PollFlags::HUP)
+    };
+    if rustix::process::set_parent_process_death_signal(Some(Signal::KILL)).is_err() || reader_gone() {
+        sys::exit_now(125);
+    }
     set_up_streams(&stdio, &failure);
     if let Err(why) = sandbox.enter_world() {
         fail_start(&failure, b'S', why.as_bytes());

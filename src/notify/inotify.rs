@@ -44,10 +44,12 @@
 
 use std::collections::HashMap;
 use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
 
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
+use super::Grants;
 use super::handles::{CallHandles, What};
 use super::memory::Memory;
 use super::request::{AT_FDCWD, Target};
@@ -83,13 +85,15 @@ pub struct Inotify {
 }
 
 /// Why a call was refused, for the report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refused {
     /// At its bound.
     Bound,
     /// Its instance could not be counted (its `fdinfo` unread, lnk's mark removed, or no copy
     /// of the program's descriptors to be had).
     Uncounted,
+    /// A watch on `path`, which lies in `hole`, or where the program may not read (`None`).
+    Place { path: PathBuf, hole: Option<PathBuf> },
 }
 
 /// A refused or failed call: the errno the program gets, and whether the report names it.
@@ -203,6 +207,7 @@ impl Inotify {
 /// documentation): the watch's number, or why not, as the kernel answers.
 pub fn add_watch_for(
     inotify: &mut Inotify,
+    grants: &Grants,
     handles: &CallHandles<'_>,
     memory: &Memory,
     (fd, path, mask): (i32, u64, u32),
@@ -231,7 +236,37 @@ pub fn add_watch_for(
     if rustix::fs::fstatfs(&target).is_ok_and(|fs| fs.f_type as i64 == PROC_SUPER_MAGIC) {
         return Err((Errno::ACCESS, None));
     }
+    watchable(grants, &target)?;
     inotify.add_watch(&instance, &target, mask)
+}
+
+/// Whether the program may watch `target` (an `O_PATH` descriptor of lnk's own): only where it
+/// may read, as the kernel names the file now, and in no hole. Landlock does not govern
+/// inotify, and a watch shows the names of what is made in a folder and when a file is opened
+/// or read (found in review: a call watched `~/.aws`, the host's `/tmp` and `/dev/shm`).
+fn watchable(grants: &Grants, target: &OwnedFd) -> Result<(), Failed> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let named = rustix::fs::readlink(proc_self(target).as_str(), Vec::new()).map_err(|e| (e, None))?;
+    let path = Path::new(std::ffi::OsStr::from_bytes(named.as_bytes()));
+    // An unlinked file, a pipe, a socket: no place of the program's.
+    if !path.is_absolute() || named.as_bytes().ends_with(b" (deleted)") {
+        return Err((Errno::ACCESS, None));
+    }
+    let refused = |hole: Option<&PathBuf>| {
+        (Errno::ACCESS, Some(Refused::Place { path: path.to_owned(), hole: hole.cloned() }))
+    };
+    if path.starts_with(&grants.tmp) {
+        return Ok(());
+    }
+    // lnk's private tmp base holds every call's tmp folder: a hole but for the call's own.
+    let tmp_base = grants.tmp.parent().map(Path::to_owned);
+    if let Some(hole) = grants.holes.iter().chain(&tmp_base).find(|h| path.starts_with(h)) {
+        return Err(refused(Some(hole)));
+    }
+    if !grants.readable.iter().any(|r| path.starts_with(r)) {
+        return Err(refused(None));
+    }
+    Ok(())
 }
 
 /// `/proc/self/fd/N` for one of lnk's own descriptors: a path that leads to exactly that file.

@@ -42,6 +42,15 @@ pub struct Grants {
     pub write_roots: Vec<(PathBuf, OwnedFd)>,
     /// The holes in the grants (see [`crate::sandbox::holes`]).
     pub holes: Vec<PathBuf>,
+    /// The folders kept in place inside the write grants (a `..` on the way to a hole steps out
+    /// of each: see [`crate::sandbox::holes::Holes::kept`]): their metadata, and that of the
+    /// folders on the way to them, stays as it is.
+    pub kept: Vec<PathBuf>,
+    /// What the program may read: its grants and the system's folders (an inotify watch is
+    /// made only there, or in the call's tmp folder: see [`super::inotify`]).
+    pub readable: Vec<PathBuf>,
+    /// The call's tmp folder, in lnk's private tmp base (a hole but for the call's own).
+    pub tmp: PathBuf,
     /// The call's loopback, where held connects go and the program's servers listen (see
     /// [`super::loopback`]); none where the program may make no socket.
     pub connects: Option<std::sync::Arc<crate::proxy::loopback::Loopback>>,
@@ -217,6 +226,11 @@ impl Grants {
         let path = Path::new(std::ffi::OsStr::from_bytes(named));
         if let Some(hole) = self.holes.iter().find(|h| path.starts_with(h) || h.starts_with(path)) {
             return Err(Some(Refusal::Metadata { path: path.to_owned(), hole: Some(hole.clone()) }));
+        }
+        // A folder kept in place, or one on the way to it: made unsearchable, it would make a
+        // person's link fail, and every later call refuse to run.
+        if self.kept.iter().any(|k| k.starts_with(path)) {
+            return Err(Some(Refusal::KeptInPlace { path: path.to_owned() }));
         }
         let mut named_inside_a_grant = false;
         for (root, root_fd) in &self.write_roots {

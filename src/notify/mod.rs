@@ -128,6 +128,11 @@ pub struct Plan {
 pub enum Refusal {
     /// A metadata call on `path`, which lies in `hole`, or outside every write grant (`None`).
     Metadata { path: PathBuf, hole: Option<PathBuf> },
+    /// A metadata call on a folder kept in place, or on the way to one (see [`Grants::kept`]).
+    KeptInPlace { path: PathBuf },
+    /// An inotify watch on `path`, which lies in `hole`, or where the program may not read
+    /// (`None`).
+    Watch { path: PathBuf, hole: Option<PathBuf> },
     /// A call past the call's appetite (see [`inotify`]), or one lnk could not count
     /// (`uncounted`), refused as one past it.
     Bounded { what: request::Counted, uncounted: bool },
@@ -375,6 +380,8 @@ impl Notifier {
                     };
                     crate::denials::metadata_refused(&path, secret.as_deref())
                 }
+                Refusal::KeptInPlace { path } => crate::denials::metadata_kept(&path),
+                Refusal::Watch { path, hole } => crate::denials::watch_refused(&path, hole.as_deref()),
                 Refusal::Bounded { what, uncounted } => {
                     crate::denials::appetite_reached(what.key(), what.bound(&self.appetite), uncounted)
                 }
@@ -508,7 +515,15 @@ mod tests {
             found: std::cell::OnceCell::new(),
         };
         let shm = shm::ShmFolder::new("/nonexistent".into());
-        let grants = Grants { write_roots: Vec::new(), holes: Vec::new(), connects: None, shm };
+        let grants = Grants {
+            write_roots: Vec::new(),
+            holes: Vec::new(),
+            kept: Vec::new(),
+            readable: Vec::new(),
+            tmp: PathBuf::new(),
+            connects: None,
+            shm,
+        };
         let end = channel.into_helper_end().unwrap();
         let appetite = crate::sandbox_file::Appetite::DEFAULT;
         let plan = Plan { grants, tmp: "/nonexistent".into(), never_granted, appetite };

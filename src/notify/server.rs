@@ -105,9 +105,11 @@ fn perform(
     let memory = || job.memory.as_ref().ok_or(Errno::PERM);
     // An inotify call past the appetite, or one lnk could not count: named in the report.
     let mut counted = |what: Counted, failed: (Errno, Option<inotify::Refused>)| {
-        if let Some(why) = failed.1 {
-            *refused = Some(Refusal::Bounded { what, uncounted: why == inotify::Refused::Uncounted });
-        }
+        *refused = match failed.1 {
+            None => None,
+            Some(inotify::Refused::Place { path, hole }) => Some(Refusal::Watch { path, hole }),
+            Some(why) => Some(Refusal::Bounded { what, uncounted: why == inotify::Refused::Uncounted }),
+        };
         failed.0
     };
     match request::decode_call(i64::from(held.nr), held.args)? {
@@ -126,7 +128,7 @@ fn perform(
             let Some(inotify) = inotify else {
                 return Err(counted(what, (Errno::NOSPC, Some(inotify::Refused::Uncounted))));
             };
-            let wd = inotify::add_watch_for(inotify, handles, memory()?, (fd, path, mask))
+            let wd = inotify::add_watch_for(inotify, grants, handles, memory()?, (fd, path, mask))
                 .map_err(|failed| counted(what, failed))?;
             Ok(Reply::Value(i64::from(wd)))
         }

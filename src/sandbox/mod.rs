@@ -311,7 +311,7 @@ impl Sandbox {
         // performs them beneath the write grants (see `crate::notify`). The file tool's own code
         // needs none held.
         let notify = match (&world, req.flags.tool) {
-            (None, Tool::Run) => Some(notify_plan(req, &write_roots, holes, door.as_ref())?),
+            (None, Tool::Run) => Some(notify_plan(req, &write_roots, holes, &found.kept, door.as_ref())?),
             _ => None,
         };
         // Every grant is cut around the holes in it, in both modes: Landlock's rules belong to

@@ -25,6 +25,7 @@ pub(super) fn notify_plan(
     req: &SandboxRequest<'_>,
     write_roots: &[(PathBuf, OwnedFd)],
     holes: &[Hole],
+    kept: &[PathBuf],
     door: Option<&NetworkDoor>,
 ) -> Result<(crate::notify::Channel, crate::notify::Plan), Refusal> {
     let private_tmp = req.private_tmp;
@@ -52,7 +53,17 @@ pub(super) fn notify_plan(
     };
     // The call's own /dev/shm, in its tmp folder (see `crate::notify::shm`).
     let shm = crate::notify::shm::ShmFolder::new(private_tmp.to_owned());
-    let grants = crate::notify::Grants { write_roots: roots, holes, connects: Some(connects), shm };
+    let mut readable: Vec<PathBuf> = req.flags.read.iter().chain(&req.flags.write).cloned().collect();
+    readable.extend(crate::program_path::SYSTEM_READ.iter().map(PathBuf::from));
+    let grants = crate::notify::Grants {
+        write_roots: roots,
+        holes,
+        kept: kept.to_vec(),
+        readable,
+        tmp: private_tmp.to_owned(),
+        connects: Some(connects),
+        shm,
+    };
     let appetite = req.flags.appetite;
     Ok((channel, crate::notify::Plan { grants, tmp: private_tmp.to_owned(), never_granted, appetite }))
 }

@@ -6,6 +6,7 @@ pub mod background;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// The `lnk` binary the tests run: the one cargo built, or its copy in `LNK_TEST_BIN_DIR` (see
 /// [`rerun_with_binaries_beneath_tmp`]).
@@ -76,7 +77,7 @@ pub fn run(cmd: &mut Command) -> Output {
         match cmd.output() {
             Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
                 tries += 1;
-                std::thread::sleep(std::time::Duration::from_millis(20));
+                std::thread::sleep(Duration::from_millis(20));
             }
             result => return result.expect("the binary runs"),
         }
@@ -651,4 +652,25 @@ pub fn run_inside(outer: &mut Command, cmd: &Command) {
     if let Some(dir) = cmd.get_current_dir() {
         outer.current_dir(dir);
     }
+}
+
+/// Waits for `child` to end by itself within `within`; kills it and fails otherwise.
+pub fn ends_within(child: &mut std::process::Child, within: Duration, what: &str) -> std::process::Output {
+    let until = Instant::now() + within;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{what}: lnk did not end within {within:?} (frozen in a held call, or waiting for a process it took for ended?)"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut out =
+        std::process::Output { status: child.wait().unwrap(), stdout: Vec::new(), stderr: Vec::new() };
+    use std::io::Read as _;
+    child.stdout.take().unwrap().read_to_end(&mut out.stdout).unwrap();
+    child.stderr.take().unwrap().read_to_end(&mut out.stderr).unwrap();
+    out
 }
