@@ -420,11 +420,17 @@ impl Group {
         // Anything else that is our child was reparented to the helper (a child subreaper) when
         // the keeper died; it was in a group killed above and is dying. A child that does not
         // end (one the kill did not reach) is ended by the tree rather than waited for.
+        // Looked at often at first (a killed child ends within microseconds, and the call's end
+        // waits for it), then less.
         let until = Instant::now() + REAP_LIMIT;
+        let mut pause = Duration::from_micros(20);
         loop {
             match rustix::process::wait(WaitOptions::NOHANG) {
                 Ok(Some(_)) => {}
-                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_micros(500)),
+                Ok(None) if Instant::now() < until => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(2));
+                }
                 Ok(None) => return escaped::end_descendants(sys::own_process_group()),
                 // ECHILD: none is left.
                 Err(_) => return true,
