@@ -272,7 +272,8 @@ hosts = ["allowed.test", "rebind.test", "mapped.test", "private.test"]
 
     // With its address listed, the same server is reachable (the refusal is the rule, not the
     // world being unreachable); on a port other than 80 or 443, it is not; an unlisted
-    // literal is refused.
+    // literal is refused. (`--noproxy ''`: NO_PROXY sends the loopback direct, to the
+    // program's own servers; a listed loopback host is the host's, through the proxy.)
     let listed = World::new(
         "proxy-internal-listed",
         "commands = [\"curl\", \"sh\"]\n[internet]\nhosts = [\"rebind.test\", \"127.0.0.1\"]\n",
@@ -282,9 +283,9 @@ hosts = ["allowed.test", "rebind.test", "mapped.test", "private.test"]
         &[
             "sh",
             "-c",
-            "echo name=$(curl -s http://rebind.test/); echo literal=$(curl -s http://127.0.0.1/); \
-             echo port=$(curl -s -o /dev/null -w %{http_code} http://127.0.0.1:8080/); \
-             echo other=$(curl -s -o /dev/null -w %{http_code} http://127.0.0.2/)",
+            "echo name=$(curl -s http://rebind.test/); echo literal=$(curl -s --noproxy '' http://127.0.0.1/); \
+             echo port=$(curl -s --noproxy '' -o /dev/null -w %{http_code} http://127.0.0.1:8080/); \
+             echo other=$(curl -s --noproxy '' -o /dev/null -w %{http_code} http://127.0.0.2/)",
         ],
     );
     assert_eq!(r.out(), "name=harness-secret\nliteral=harness-secret\nport=403\nother=403\n", "{}", r.raw);
@@ -872,7 +873,8 @@ ports = [8080]
 enabled = true
 "#;
     let w = World::new("proxy-localhost", policy);
-    let r = w.run(RESOLVE, &["curl", "-s", "-w", " %{http_code}", "http://localhost:8080/"]);
+    // Through the proxy (`--noproxy ''`: NO_PROXY sends the loopback direct).
+    let r = w.run(RESOLVE, &["curl", "-s", "--noproxy", "", "-w", " %{http_code}", "http://localhost:8080/"]);
     assert!(!r.out().contains("harness-secret") && r.out().ends_with(" 403"), "{}", r.raw);
     assert_eq!(refusals(&r)[0].0, "localhost");
 }
@@ -1137,11 +1139,13 @@ fn each_connection_refusal_works_once_its_fix_is_applied() {
             "allowed.test:8081",
             "hello from allowed",
         ),
+        // NO_PROXY sends the loopback direct: the host's server there is named, and reached
+        // once its address is a tcp endpoint (a forwarder on the namespace's loopback).
         (
             "tcp-name-loopback",
             "[internet]\ntcp = [\"localhost:8080\"]\n",
             "http://localhost:8080/",
-            "localhost:8080",
+            "127.0.0.1:8080",
             "harness-secret",
         ),
     ];

@@ -15,8 +15,9 @@
 //! | [`log`] | what was refused and opened, for the report (the held calls write to it too) |
 //!
 //! The program learns of the proxy from `HTTP_PROXY`, `HTTPS_PROXY` and `ALL_PROXY` (and their
-//! lowercase forms), with `NO_PROXY` empty; it needs no DNS, since the proxy resolves names. A
-//! client that ignores the variables reaches nothing: its namespace has loopback only.
+//! lowercase forms), with `NO_PROXY` naming the loopback only (its own servers are there); it
+//! needs no DNS, since the proxy resolves names. A client that ignores the variables reaches
+//! nothing: its namespace has loopback only.
 //!
 //! Each refusal (host not listed, rate spent, internal address, unreachable) is kept in a
 //! [`Log`] that goes into the call's report, so a harness can tell the model what to ask for.
@@ -135,8 +136,15 @@ pub fn serve_door(
     log
 }
 
-/// The proxy variables a program gets: every common spelling points at the proxy, and nothing
-/// bypasses it.
+/// What bypasses the proxy: the loopback, where the program's own servers are (its own in the
+/// own world's network namespace; the call's own loopback address, which the program names as
+/// `127.0.0.1`, in the Landlock-only mode). Each spelling a client may match: curl reads the
+/// range, Python's `urllib` and `requests` the names.
+pub const NO_PROXY: &str = "localhost,127.0.0.1,::1,127.0.0.0/8";
+
+/// The proxy variables a program gets: every common spelling points at the proxy, and only
+/// the loopback bypasses it ([`NO_PROXY`]): a request for the program's own server sent to the
+/// proxy would reach the host's port, or nothing.
 pub fn environment() -> Vec<String> {
     let url = format!("http://127.0.0.1:{}", door::PROXY_PORT);
     let mut env = Vec::new();
@@ -144,8 +152,8 @@ pub fn environment() -> Vec<String> {
         env.push(format!("{name}={url}"));
         env.push(format!("{}={url}", name.to_ascii_lowercase()));
     }
-    env.push("NO_PROXY=".to_owned());
-    env.push("no_proxy=".to_owned());
+    env.push(format!("NO_PROXY={NO_PROXY}"));
+    env.push(format!("no_proxy={NO_PROXY}"));
     env
 }
 
@@ -196,6 +204,7 @@ mod tests {
         for name in ["HTTP_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"] {
             assert!(env.contains(&format!("{name}=http://127.0.0.1:3128")), "{name}");
         }
-        assert!(env.contains(&"NO_PROXY=".to_owned()));
+        assert!(env.contains(&format!("NO_PROXY={NO_PROXY}")));
+        assert!(env.contains(&format!("no_proxy={NO_PROXY}")));
     }
 }

@@ -67,8 +67,8 @@ impl Refused {
     /// ports 80 and 443 (the only ones `hosts` opens), a `tcp` endpoint for any other port, by
     /// address where the host is one or resolved to an internal one (`localhost` is
     /// `127.0.0.1`), by name only where names work (`tcp_by_name`: the own world's hosts file).
-    /// `None` where no entry would: the `per_minute` budget (a number, not a list), and a `tcp`
-    /// name without the own world (see [`Refused::needs`]).
+    /// `None` where no entry would: the `per_minute` budget (a number, not a list), a `tcp`
+    /// name without the own world, and the loopback (see [`Refused::needs`]).
     pub fn fix(&self, host: &str, port: u16, tcp_by_name: bool) -> Option<Fix> {
         let web = port == 80 || port == 443;
         let address = match self {
@@ -77,6 +77,12 @@ impl Refused {
             _ => parse_ip_literal(host)
                 .or_else(|| is_localhost(host).then_some(IpAddr::V4(Ipv4Addr::LOCALHOST))),
         };
+        // A request for the loopback sent to the proxy is most often one for the program's own
+        // server (a client that ignored `NO_PROXY`): an entry would open the host's port of that
+        // number instead, a service of the person's.
+        if address.is_some_and(|a| a.is_loopback() || a.to_canonical().is_loopback()) {
+            return None;
+        }
         let endpoint = |ip: IpAddr| match ip {
             IpAddr::V6(v6) => format!("[{v6}]:{port}"),
             IpAddr::V4(v4) => format!("{v4}:{port}"),
@@ -95,9 +101,22 @@ impl Refused {
         match self.fix(host, port, tcp_by_name) {
             Some(_) => None,
             None if *self == Refused::RateSpent => None,
+            None if self.loopback(host) => Some(
+                "the loopback is reached directly, not through the proxy (NO_PROXY names it): the program's own servers are there; a server of the host's is reached only through a tcp endpoint the person lists".to_owned(),
+            ),
             None => Some(format!(
                 "a tcp endpoint by name needs the call's own world (user namespaces); list the address `{host}` has instead, as tcp \"ADDRESS:{port}\""
             )),
+        }
+    }
+}
+
+impl Refused {
+    /// Whether the refused target is the loopback (by address, or `localhost`).
+    fn loopback(&self, host: &str) -> bool {
+        match self {
+            Refused::InternalAddress(a) => a.is_loopback(),
+            _ => parse_ip_literal(host).is_some_and(|a| a.is_loopback()) || is_localhost(host),
         }
     }
 }
@@ -325,18 +344,22 @@ mod tests {
             "no tcp name without the own world"
         );
         assert!(Refused::HostNotListed.needs("a.test", 8443, false).unwrap().contains("ADDRESS:8443"));
-        assert_eq!(
-            fix(Refused::AddressNotListed, "127.0.0.1", 8000, false),
-            Some(Fix::tcp("127.0.0.1:8000".into()))
-        );
-        assert_eq!(
-            fix(Refused::HostNotListed, "localhost", 8000, true),
-            Some(Fix::tcp("127.0.0.1:8000".into()))
-        );
-        assert_eq!(fix(Refused::AddressNotListed, "[::1]", 8000, true), Some(Fix::tcp("[::1]:8000".into())));
+        // The loopback: no entry (it would open the host's port, not the program's server).
+        for (why, host) in [
+            (Refused::AddressNotListed, "127.0.0.1"),
+            (Refused::HostNotListed, "localhost"),
+            (Refused::AddressNotListed, "::1"),
+            (Refused::InternalAddress("127.0.1.1".parse().unwrap()), "myhost"),
+        ] {
+            assert_eq!(fix(why.clone(), host, 8000, true), None, "{host}");
+            assert!(why.needs(host, 8000, true).unwrap().contains("NO_PROXY"), "{host}");
+        }
+        assert_eq!(fix(Refused::AddressNotListed, "[::1]", 8000, true), None);
         let internal = Refused::InternalAddress(IpAddr::V4(Ipv4Addr::LOCALHOST));
-        assert_eq!(fix(internal.clone(), "localhost", 8000, true), Some(Fix::tcp("127.0.0.1:8000".into())));
-        assert_eq!(fix(internal, "localhost", 80, true), Some(Fix::host("127.0.0.1")));
+        assert_eq!(fix(internal.clone(), "localhost", 80, true), None);
+        // Another internal address is listed by address.
+        let private = Refused::InternalAddress("10.0.0.5".parse().unwrap());
+        assert_eq!(fix(private, "db.internal", 5432, true), Some(Fix::tcp("10.0.0.5:5432".into())));
         assert_eq!(fix(Refused::RateSpent, "a.test", 443, true), None);
         // Each fix, applied, allows the target (resolution aside).
         let n = net(&[], &["127.0.0.1:8000"]);
