@@ -187,7 +187,7 @@ impl Report {
                     .str("network", if self.internet.is_some() { "proxy" } else { "none" });
                 en = match e.executables {
                     Some(n) => en.num("executables", n as u64),
-                    None => en.str("executables", "any on the system PATH"),
+                    None => en.str("executables", "any the call may read"),
                 };
                 let appetite = json::Object::new()
                     .num("processes", u64::from(e.appetite.processes))

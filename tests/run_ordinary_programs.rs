@@ -43,3 +43,32 @@ kill $server"#;
         }
     }
 }
+
+#[test]
+fn under_any_program_a_toolchain_beneath_a_read_grant_runs() {
+    // rustup's `~/.cargo/bin`, `~/.local/bin`: beneath a read grant, run by path. With a list of
+    // programs they stay refused (the kernel answers EACCES: Landlock's execute right).
+    let setup = |agent: &Agent| {
+        let cargo = agent.home.join(".cargo/bin");
+        let local = agent.home.join(".local/bin");
+        std::fs::create_dir_all(&cargo).unwrap();
+        std::fs::create_dir_all(&local).unwrap();
+        std::fs::write(cargo.join("mytool"), "#!/bin/sh\necho tool-ran\n").unwrap();
+        std::fs::copy("/bin/true", local.join("mytrue")).unwrap();
+        for f in [cargo.join("mytool"), local.join("mytrue")] {
+            std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        }
+    };
+    let script = "~/.cargo/bin/mytool 2>/dev/null || echo tool-refused; \
+                  ~/.local/bin/mytrue 2>/dev/null && echo elf-ran || echo elf-refused";
+    for mode in modes() {
+        let any = Agent::new("toolchain-any", "commands = [\"*\"]\n[files]\nread = [\"~\"]\n");
+        setup(&any);
+        let r = Report::from(run(in_mode(&mut any.command(&[], &["sh", "-c", script]), mode)));
+        assert!(r.out().contains("tool-ran") && r.out().contains("elf-ran"), "{mode:?}: {}", r.raw);
+        let listed = Agent::new("toolchain-listed", "commands = [\"sh\"]\n[files]\nread = [\"~\"]\n");
+        setup(&listed);
+        let r = Report::from(run(in_mode(&mut listed.command(&[], &["sh", "-c", script]), mode)));
+        assert!(r.out().contains("tool-refused") && r.out().contains("elf-refused"), "{mode:?}: {}", r.raw);
+    }
+}

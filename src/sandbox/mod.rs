@@ -323,8 +323,14 @@ impl Sandbox {
             true => &[][..],
             false => &found.kept[..],
         };
+        // Under `["*"]` any program means any the call may read: the person's own toolchains
+        // beneath a read grant (`~/.cargo/bin`, pyenv, nvm, `~/.local/bin`) too.
+        let read_grant_rights = match any_program {
+            true => read_rights() | AccessFs::Execute,
+            false => read_rights(),
+        };
         for (path, fd) in read_roots {
-            ruleset = add_around(ruleset, &path, fd, (&cut, &[]), &aliases, read_rights())?;
+            ruleset = add_around(ruleset, &path, fd, (&cut, &[]), &aliases, read_grant_rights)?;
         }
         for (path, fd) in write_roots {
             let rights = match (path == req.private_tmp, any_program) {
