@@ -144,18 +144,7 @@ impl Report {
                 let mut en = json::Object::new()
                     .str("mode", e.mode.name())
                     .raw("mode_reason", &e.mode_reason.as_deref().map_or("null".into(), json::string))
-                    .raw(
-                        "lacks",
-                        &json::array(
-                            (if e.mode.is_own_world() {
-                                &[][..]
-                            } else {
-                                crate::sandbox::mode::LANDLOCK_ONLY_LACKS
-                            })
-                            .iter()
-                            .map(|l| json::string(l)),
-                        ),
-                    )
+                    .raw("lacks", &json::array(e.lacks.iter().map(|l| json::string(l))))
                     .bool("read_only_outside_write_grants", e.mode.is_own_world())
                     .str("home", &e.home.to_string_lossy())
                     .bool("home_is_temporary", e.home_is_temporary)

@@ -72,3 +72,124 @@ fn under_any_program_a_toolchain_beneath_a_read_grant_runs() {
         assert!(r.out().contains("tool-refused") && r.out().contains("elf-refused"), "{mode:?}: {}", r.raw);
     }
 }
+
+#[test]
+fn a_plain_memfd_works_and_none_is_executable() {
+    // glibc's callers, JITs and Wayland clients ask for a plain memfd. Each is made, and none can
+    // be executed (Landlock does not govern a memfd): the own world's pid namespace makes every
+    // memfd non-executable, the Landlock-only mode's helper makes it sealed so. One asked
+    // executable (`MFD_EXEC`) is refused. Where the host keeps memfds executable
+    // (`vm.memfd_noexec` 0) and lnk is not root, the own world cannot make them so: there a plain
+    // one is refused and the report lists it among what the call lacks.
+    let script = r#"import errno, fcntl, os, stat
+try:
+    fd = os.memfd_create('plain', os.MFD_CLOEXEC)
+    print('plain=ok', flush=True)
+except OSError as e:
+    print('plain=' + errno.errorcode[e.errno], flush=True)
+    fd = os.memfd_create('sealed', os.MFD_CLOEXEC | 8)  # MFD_NOEXEC_SEAL
+os.write(fd, b'#!/bin/sh\necho ran\n'); os.lseek(fd, 0, 0)
+print('read=' + os.read(fd, 100).decode().split()[-1], flush=True)
+seals = fcntl.fcntl(fd, 1034)  # F_GET_SEALS
+print('seal_exec=%s' % bool(seals & 0x20), flush=True)  # F_SEAL_EXEC
+print('mode_exec=%s' % bool(os.fstat(fd).st_mode & 0o111), flush=True)
+try:
+    os.fchmod(fd, 0o755); print('chmod=ok', flush=True)
+except OSError as e:
+    print('chmod=' + errno.errorcode[e.errno], flush=True)
+try:
+    os.memfd_create('exec', 0x10)  # MFD_EXEC
+    print('exec_memfd=ok', flush=True)
+except OSError as e:
+    print('exec_memfd=' + errno.errorcode[e.errno], flush=True)
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execv('/proc/self/fd/%d' % fd, ['x'])
+    except OSError as e:
+        print('run=' + errno.errorcode[e.errno], flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+"#;
+    for mode in modes() {
+        let agent = Agent::new("memfd", "commands = [\"python3\"]\n");
+        let r = Report::from(run(in_mode(&mut agent.command(&[], &["python3", "-c", script]), mode)));
+        assert_eq!(r.code, Some(0), "{mode:?}: {}", r.raw);
+        let lacks_plain = r.json["enforced"]["lacks"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|l| l.as_str().is_some_and(|l| l.starts_with("plain memfds"))));
+        let host_keeps_them_executable =
+            std::fs::read_to_string("/proc/sys/vm/memfd_noexec").map_or(true, |v| v.trim() == "0");
+        let sealed_only =
+            mode == Mode::OwnWorld && !rustix::process::geteuid().is_root() && host_keeps_them_executable;
+        r.assert_said("plain", if sealed_only { "EPERM" } else { "ok" });
+        assert_eq!(lacks_plain, sealed_only, "{mode:?}: {}", r.raw);
+        r.assert_said("read", "ran");
+        r.assert_said("seal_exec", "True");
+        r.assert_said("mode_exec", "False");
+        assert_ne!(r.said("chmod"), "ok", "{mode:?}: {}", r.raw);
+        r.assert_said("exec_memfd", if sealed_only { "EPERM" } else { "EACCES" });
+        r.assert_said("run", "EACCES");
+        if mode == Mode::LandlockOnly {
+            let named = r.json["denials"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|d| d["target"] == "memfd_create(MFD_EXEC)"));
+            assert!(named, "{}", r.raw);
+        }
+    }
+}
+
+#[test]
+fn the_programs_own_processes_by_pid_and_no_other() {
+    // setpriority, prlimit and sched_setaffinity by the program's own pid work; a pid no process
+    // has is ESRCH, as the kernel says it; the host's process is out of reach and unchanged.
+    let mut victim = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+    let script = format!(
+        r#"import errno, os, resource
+def attempt(f):
+    try:
+        f(); return 'ok'
+    except OSError as e:
+        return errno.errorcode[e.errno]
+me = os.getpid()
+print('nice_self=' + attempt(lambda: os.setpriority(os.PRIO_PROCESS, me, 5)), flush=True)
+print('prlimit_self=' + attempt(lambda: resource.prlimit(me, resource.RLIMIT_NOFILE)), flush=True)
+print('affinity_self=' + attempt(lambda: os.sched_setaffinity(me, os.sched_getaffinity(0))), flush=True)
+print('nobody=' + attempt(lambda: os.setpriority(os.PRIO_PROCESS, 4194300, 5)), flush=True)
+print('victim=' + attempt(lambda: os.setpriority(os.PRIO_PROCESS, {victim}, 19)), flush=True)
+print('victim_limit=' + attempt(lambda: resource.prlimit({victim}, resource.RLIMIT_CPU, (1, 1))), flush=True)
+print('group=' + attempt(lambda: os.setpriority(os.PRIO_PGRP, 0, 5)), flush=True)
+child = os.fork()
+if child == 0:
+    import time; time.sleep(5); os._exit(0)
+print('child=' + attempt(lambda: os.setpriority(os.PRIO_PROCESS, child, 6)), flush=True)
+os.kill(child, 9); os.waitpid(child, 0)
+"#,
+        victim = victim.id()
+    );
+    let nice_of = |pid: u32| -> String {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        stat.rsplit(')').next().unwrap().split_whitespace().nth(16).unwrap().to_owned()
+    };
+    let before = nice_of(victim.id());
+    for mode in modes() {
+        let agent = Agent::new("own-pids", "commands = [\"python3\"]\n");
+        let r = Report::from(run(in_mode(&mut agent.command(&[], &["python3", "-c", &script]), mode)));
+        assert_eq!(r.code, Some(0), "{mode:?}: {}", r.raw);
+        for own in ["nice_self", "prlimit_self", "affinity_self"] {
+            r.assert_said(own, "ok");
+        }
+        r.assert_said("nobody", "ESRCH");
+        r.assert_said("group", "EPERM");
+        // Another process: not there in the own world's pid namespace (or the call's own if its
+        // number is taken there); refused without one.
+        assert_ne!(r.said("victim"), "ok", "{mode:?}: {}", r.raw);
+        assert_ne!(r.said("victim_limit"), "ok", "{mode:?}: {}", r.raw);
+        // Its own child: every pid of the own world is the call's; the Landlock-only mode lets
+        // only the caller itself go on.
+        r.assert_said("child", if mode == Mode::OwnWorld { "ok" } else { "EPERM" });
+        assert_eq!(nice_of(victim.id()), before, "{mode:?}: the host's process was changed");
+    }
+    let _ = victim.kill();
+    let _ = victim.wait();
+}

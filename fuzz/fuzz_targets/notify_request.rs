@@ -52,6 +52,12 @@ fuzz_target!(|data: &[u8]| {
                 Counted::Task => panic!("a task is never held"),
             }
         }
+        // A pid in a register, answered from it.
+        Ok(Call::Pid(pid)) => assert!(low(pid)),
+        // A memfd: its name is the program's, read later from its memory.
+        Ok(Call::Memfd { name, flags }) => {
+            assert!(held.args.contains(&name) && u64::from(flags) == held.args[1] & 0xffff_ffff);
+        }
         // A watch: its path is the program's, read later from its memory.
         Ok(Call::Watch { fd, path, mask }) => {
             assert_eq!(held.nr, libc_nr::INOTIFY_ADD_WATCH);

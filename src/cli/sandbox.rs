@@ -332,6 +332,11 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
         return Ok(0);
     }
     let k = KernelSupport::probe();
+    let lacks = {
+        use crate::sandbox::appetite::{WorldMemfds, world_memfds};
+        let as_root = rustix::process::geteuid().is_root();
+        k.world.0.lacks(k.world.0.is_own_world() && world_memfds(as_root) == WorldMemfds::SealedOnly)
+    };
     let feature = |r: &Result<(), String>| match r {
         Ok(()) => "available".to_owned(),
         Err(why) => format!("unavailable: {why}"),
@@ -374,18 +379,7 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
             )
             .str("mode", k.world.0.name())
             .raw("mode_reason", &k.world.1.as_deref().map_or("null".to_owned(), json::string))
-            .raw(
-                "lacks",
-                &json::array(
-                    (if k.world.0.is_own_world() {
-                        &[][..]
-                    } else {
-                        crate::sandbox::mode::LANDLOCK_ONLY_LACKS
-                    })
-                    .iter()
-                    .map(|l| json::string(l)),
-                ),
-            )
+            .raw("lacks", &json::array(lacks.iter().map(|l| json::string(l))))
             .raw("internet", &k.internet_confinement().map_or("null".to_owned(), json::string))
             .raw(
                 "internet_error",
@@ -403,12 +397,12 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
     outln!("openat2:                   {}", feature(&k.openat2));
     match &k.world.1 {
         None => outln!("mode:                      {}", k.world.0.name()),
-        Some(why) => {
-            outln!("mode:                      {} ({why})", k.world.0.name());
-            outln!("  so a call lacks:");
-            for lack in crate::sandbox::mode::LANDLOCK_ONLY_LACKS {
-                outln!("    {lack}");
-            }
+        Some(why) => outln!("mode:                      {} ({why})", k.world.0.name()),
+    }
+    if !lacks.is_empty() {
+        outln!("  so a call lacks:");
+        for lack in &lacks {
+            outln!("    {lack}");
         }
     }
     outln!();

@@ -304,6 +304,19 @@ pub fn metadata_refused(path: &Path, hole: Option<&Path>) -> Denial {
     Denial { access: Access::Metadata, target: path.display().to_string(), cause, why, fix, inferred: false }
 }
 
+/// The denial for an executable memfd (`memfd_create` with `MFD_EXEC`), which the Landlock-only
+/// mode's helper refused (see [`crate::notify::memfd`]). No fix: no entry allows it.
+pub fn memfd_executable() -> Denial {
+    Denial {
+        access: Access::Run,
+        target: "memfd_create(MFD_EXEC)".to_owned(),
+        cause: Cause::NotListed,
+        why: "an executable memfd would run code no `commands` entry lists (Landlock does not govern a memfd); every memfd is made non-executable, and a plain `memfd_create` works".to_owned(),
+        fix: None,
+        inferred: false,
+    }
+}
+
 /// The denial for a metadata call on a folder kept in place, or on the way to one (the
 /// Landlock-only mode's helper refused it: see [`crate::notify::Grants::kept`]). No fix.
 pub fn metadata_kept(path: &Path) -> Denial {

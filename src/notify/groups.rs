@@ -119,7 +119,7 @@ pub fn leader_of(listener: BorrowedFd<'_>, held: &Held, call: &str) -> Noted {
 }
 
 /// The process (thread group) of thread `tid`.
-fn thread_group(tid: u32) -> Option<i32> {
+pub(super) fn thread_group(tid: u32) -> Option<i32> {
     let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
     status.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse().ok())
 }

@@ -49,6 +49,7 @@ pub mod counts;
 pub mod groups;
 pub mod handles;
 pub mod inotify;
+pub mod memfd;
 pub mod memory;
 pub mod metadata;
 mod receiver;
@@ -138,6 +139,8 @@ pub enum Refusal {
     Bounded { what: request::Counted, uncounted: bool },
     /// Processes of the call ended past its bound of tasks (see [`counts`]).
     Ended,
+    /// An executable memfd (see [`memfd`]).
+    MemfdExecutable,
 }
 
 /// What the helper's threads found, for the call's lifetime and its report.
@@ -386,6 +389,7 @@ impl Notifier {
                     crate::denials::appetite_reached(what.key(), what.bound(&self.appetite), uncounted)
                 }
                 Refusal::Ended => crate::denials::processes_ended(self.appetite.processes),
+                Refusal::MemfdExecutable => crate::denials::memfd_executable(),
             })
             .collect();
         if let Some(loopback) = self.loopback.as_ref().filter(|l| !l.has_routes()) {
@@ -486,7 +490,9 @@ mod tests {
 
     #[test]
     fn the_listener_is_done_once_no_process_uses_the_filter() {
-        use crate::sandbox::seccomp::{self, Counting, Metadata, Network, SeccompPolicy, Sessions};
+        use crate::sandbox::seccomp::{
+            self, Counting, Memfd, Metadata, Network, Pids, SeccompPolicy, Sessions,
+        };
         let filter = seccomp::build(SeccompPolicy {
             network: Network::None,
             metadata: Metadata::Notified,
@@ -494,6 +500,8 @@ mod tests {
             openat2: false,
             sessions: Sessions::Held,
             counting: Counting::Held,
+            pids: Pids::Held,
+            memfd: Memfd::Held,
         });
         let channel = Channel::new().unwrap();
         // SAFETY: the child makes only system calls (prctl, seccomp, sendmsg, close, _exit) on

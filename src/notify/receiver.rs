@@ -173,6 +173,11 @@ fn take_one(
             let _ = crate::sys::seccomp_notif_continue(listener, held.id);
             return true;
         }
+        // A pid in a register: the caller's own goes on.
+        Ok(Call::Pid(pid)) => {
+            answer_pid(listener, &held, pid);
+            return true;
+        }
         _ => {}
     }
     if state.handed.len() >= MAX_HANDED_OVER {
@@ -180,6 +185,23 @@ fn take_one(
         return true;
     }
     hand_over(listener, held, jobs, state)
+}
+
+/// Answers a held call that names a process by `pid` (see [`crate::sandbox::seccomp::Pids`]):
+/// let go on when it is the caller's own process or thread, which cannot have ended while its
+/// call is held (so its number is not another's); else `ESRCH` where no process has the number,
+/// as the kernel answers, and `EPERM` where another has.
+fn answer_pid(listener: BorrowedFd<'_>, held: &Held, pid: i32) {
+    let caller = i32::try_from(held.pid).ok();
+    if pid > 0 && (Some(pid) == caller || Some(pid) == super::groups::thread_group(held.pid)) {
+        let _ = crate::sys::seccomp_notif_continue(listener, held.id);
+        return;
+    }
+    let exists = rustix::process::Pid::from_raw(pid)
+        .filter(|_| pid > 0)
+        .is_some_and(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).is_ok());
+    let errno = if exists { libc::EPERM } else { libc::ESRCH };
+    let _ = crate::sys::seccomp_notif_send(listener, held.id, 0, -errno);
 }
 
 /// Opens the held thread's memory and hands the call to the server. False when the server is

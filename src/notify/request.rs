@@ -112,6 +112,13 @@ pub enum Call {
     /// the server on the very instance the call names, within the call's appetite. `path` is an
     /// address in the program's memory.
     Watch { fd: i32, path: u64, mask: u32 },
+    /// A call that names a process by a pid other than 0 (the Landlock-only mode: the caller's
+    /// own only, see [`crate::sandbox::seccomp::Pids`]): the pid.
+    Pid(i32),
+    /// `memfd_create(name, flags)` without `MFD_NOEXEC_SEAL`, or with `MFD_EXEC` (the
+    /// Landlock-only mode: made by the server, sealed non-executable). `name` is an address in
+    /// the program's memory.
+    Memfd { name: u64, flags: u32 },
 }
 
 /// What a counted call makes.
@@ -192,6 +199,9 @@ pub fn decode_call(nr: i64, args: [u64; 6]) -> Result<Call, Errno> {
         n if n == libc::SYS_inotify_add_watch => {
             Ok(Call::Watch { fd: int(args[0]), path: args[1], mask: args[2] as u32 })
         }
+        n if crate::sandbox::seccomp::SELF_ONLY.contains(&n) => Ok(Call::Pid(int(args[0]))),
+        n if n == libc::SYS_setpriority || n == libc::SYS_ioprio_set => Ok(Call::Pid(int(args[1]))),
+        n if n == libc::SYS_memfd_create => Ok(Call::Memfd { name: args[0], flags: args[1] as u32 }),
         n if n == libc::SYS_connect => Ok(Call::Socket(SocketCall::Connect(address()))),
         n if n == libc::SYS_bind => Ok(Call::Socket(SocketCall::Bind(address()))),
         n if n == libc::SYS_listen => Ok(Call::Socket(SocketCall::Listen { fd: int(args[0]) })),

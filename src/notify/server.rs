@@ -141,7 +141,13 @@ fn perform(
             super::sockets::perform(listener, held.id, loopback, handles, memory()?, call)
         }
         Call::Shm(call) => super::shm::perform(listener, held.id, &grants.shm, handles, memory()?, call),
+        Call::Memfd { name, flags } => {
+            let made = super::memfd::make(memory()?, name, flags, refused)?;
+            let cloexec = flags & libc::MFD_CLOEXEC != 0;
+            crate::sys::seccomp_notif_send_fd(listener, held.id, made.as_fd(), cloexec)?;
+            Ok(Reply::Sent)
+        }
         // Answered by the receiver, never handed over.
-        Call::Session(_) | Call::Counted(Counted::Task | Counted::Watch) => Err(Errno::PERM),
+        Call::Session(_) | Call::Pid(_) | Call::Counted(Counted::Task | Counted::Watch) => Err(Errno::PERM),
     }
 }

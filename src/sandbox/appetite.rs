@@ -63,25 +63,69 @@ fn release_at_least(release: &str, want: (u32, u32)) -> bool {
     matches!((major, minor), (Some(major), Some(minor)) if (major, minor) >= want)
 }
 
+/// How the own world's pid namespace keeps every memfd of the call's non-executable
+/// (Landlock does not govern a memfd's inode, which lies on an internal mount).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorldMemfds {
+    /// The world's pid 1 writes `vm.memfd_noexec` 2 in the call's pid namespace: lnk runs as the
+    /// host's root, the only user the kernel lets write it (its permission check is the global
+    /// root's, even in a user namespace of the call's own).
+    Written,
+    /// The host's value is already 1 or 2, which a new pid namespace inherits and cannot lower:
+    /// every plain memfd is made sealed non-executable (the filter refuses `MFD_EXEC`).
+    Inherited,
+    /// Neither (an ordinary user on a host whose value is 0, or a kernel before 6.3): a plain
+    /// memfd could be executed, so only one asked sealed (`MFD_NOEXEC_SEAL`) is made; listed
+    /// among what the call lacks.
+    SealedOnly,
+}
+
+/// What this host gives the own world's memfds (see [`WorldMemfds`]).
+pub fn world_memfds(as_root: bool) -> WorldMemfds {
+    let Ok(value) = std::fs::read("/proc/sys/vm/memfd_noexec") else {
+        return WorldMemfds::SealedOnly;
+    };
+    match (as_root, value.trim_ascii()) {
+        (true, _) => WorldMemfds::Written,
+        (false, b"1" | b"2") => WorldMemfds::Inherited,
+        (false, _) => WorldMemfds::SealedOnly,
+    }
+}
+
+/// What the own world lacks where its memfds are [`WorldMemfds::SealedOnly`].
+pub const SEALED_MEMFDS_ONLY: &str = "plain memfds (memfd_create is refused unless MFD_NOEXEC_SEAL is asked: the host's vm.memfd_noexec is 0 and only the host's root may raise a pid namespace's, so a plain one could be executed past commands)";
+
 /// The own world's sysctls for `appetite`, written by the world's pid 1 while it still holds
 /// capabilities in the call's namespaces, after its `/proc` is mounted: `pid_max` where the
-/// kernel keeps it per pid namespace (else it is the host's: never written), and the inotify
+/// kernel keeps it per pid namespace (else it is the host's: never written), the inotify
 /// limits where the call has a user namespace of its own (else they are the host's: never
-/// written).
+/// written); and `vm.memfd_noexec` 2 where lnk may write it ([`WorldMemfds::Written`]).
 #[derive(Debug, Clone)]
 pub struct WorldLimits {
     pid_max: Option<std::ffi::CString>,
     inotify: Option<(std::ffi::CString, std::ffi::CString)>,
+    memfds: WorldMemfds,
 }
 
 impl WorldLimits {
-    pub fn new(appetite: &Appetite, per_namespace_pid_max: bool, user_namespace: bool) -> WorldLimits {
+    pub fn new(
+        appetite: &Appetite,
+        per_namespace_pid_max: bool,
+        user_namespace: bool,
+        memfds: WorldMemfds,
+    ) -> WorldLimits {
         let number = |n: u32| std::ffi::CString::new(n.to_string()).unwrap_or_default();
         WorldLimits {
             pid_max: per_namespace_pid_max.then(|| number(appetite.processes.saturating_add(PID_MAX_MARGIN))),
             inotify: user_namespace
                 .then(|| (number(appetite.inotify_instances), number(appetite.inotify_watches))),
+            memfds,
         }
+    }
+
+    /// How the world keeps its memfds non-executable.
+    pub fn memfds(&self) -> WorldMemfds {
+        self.memfds
     }
 
     /// Writes them (see [`WorldLimits`]), in the call's pid and user namespaces.
@@ -108,6 +152,15 @@ impl WorldLimits {
             let why = "cannot bound the call's inotify instances and watches (its user namespace's limits)";
             write(c"/proc/sys/user/max_inotify_instances", instances, why)?;
             write(c"/proc/sys/user/max_inotify_watches", watches, why)?;
+        }
+        if self.memfds == WorldMemfds::Written {
+            // The filter lets plain memfds be made on the strength of this: fail, never run
+            // without it.
+            write(
+                c"/proc/sys/vm/memfd_noexec",
+                c"2",
+                "cannot make the call's memfds non-executable (vm.memfd_noexec)",
+            )?;
         }
         Ok(())
     }
@@ -188,10 +241,10 @@ mod tests {
     #[test]
     fn a_call_gets_its_own_pid_max_only_where_it_is_its_own() {
         let appetite = Appetite::DEFAULT;
-        let both = WorldLimits::new(&appetite, true, true);
+        let both = WorldLimits::new(&appetite, true, true, WorldMemfds::Written);
         assert_eq!(both.pid_max.as_deref(), Some(c"1324"));
         assert!(both.inotify.is_some());
-        let neither = WorldLimits::new(&appetite, false, false);
+        let neither = WorldLimits::new(&appetite, false, false, WorldMemfds::SealedOnly);
         assert!(neither.pid_max.is_none() && neither.inotify.is_none(), "the host's are never written");
     }
 }

@@ -111,6 +111,8 @@ pub struct Enforcement {
     pub start: StartFolder,
     /// The call's share of the person's processes and kernel counters.
     pub appetite: crate::sandbox_file::Appetite,
+    /// What this call lacks of what a program could have bare (see [`mode::WorldMode::lacks`]).
+    pub lacks: Vec<&'static str>,
 }
 
 /// A prepared sandbox: the path to execute, the ruleset and the filter.
@@ -294,7 +296,12 @@ impl Sandbox {
                     links: &found.links,
                     kept: &found.kept,
                     masks: !layer_off("masks"),
-                    limits: appetite::WorldLimits::new(&appetite, per_namespace_pid_max, user_namespace),
+                    limits: appetite::WorldLimits::new(
+                        &appetite,
+                        per_namespace_pid_max,
+                        user_namespace,
+                        appetite::world_memfds(as_root),
+                    ),
                 };
                 Some(World::new(&plan).map_err(Refusal::kernel)?)
             }
@@ -391,6 +398,21 @@ impl Sandbox {
                 (WorldMode::LandlockOnly, Some(_)) => seccomp::Counting::Held,
                 (WorldMode::LandlockOnly, None) => seccomp::Counting::InotifyRefused,
             },
+            // Every process of the own world's pid namespace is the call's; without one, the
+            // helper checks a pid is the caller's own.
+            pids: match (&world, &notify) {
+                (Some(_), _) => seccomp::Pids::Namespace,
+                (None, Some(_)) => seccomp::Pids::Held,
+                (None, None) => seccomp::Pids::Caller,
+            },
+            // The own world's pid namespace makes every memfd non-executable where the kernel
+            // keeps `vm.memfd_noexec` (see `world`); without one the helper makes them sealed.
+            memfd: match (&world, &notify) {
+                (Some(w), _) if w.memfds() != appetite::WorldMemfds::SealedOnly => seccomp::Memfd::Namespace,
+                (Some(_), _) => seccomp::Memfd::Sealed,
+                (None, Some(_)) => seccomp::Memfd::Held,
+                (None, None) => seccomp::Memfd::Sealed,
+            },
         };
         let filter = seccomp::build(policy);
         let landlock_abi = *kernel.landlock.as_ref().unwrap_or(&0);
@@ -408,6 +430,8 @@ impl Sandbox {
                 tmp_dir,
                 start,
                 appetite,
+                lacks: mode
+                    .lacks(world.as_ref().is_some_and(|w| w.memfds() == appetite::WorldMemfds::SealedOnly)),
             },
             ruleset: Some(ruleset),
             filter,

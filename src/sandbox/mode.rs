@@ -43,6 +43,17 @@ impl WorldMode {
         }
     }
 
+    /// What a call in this mode lacks, for the report and `lnk sandbox status`: the
+    /// Landlock-only mode's list, or in the own world plain memfds where the host keeps them
+    /// executable (`sealed_memfds_only`, see [`super::appetite::WorldMemfds`]).
+    pub fn lacks(self, sealed_memfds_only: bool) -> Vec<&'static str> {
+        match self {
+            WorldMode::OwnWorld { .. } if sealed_memfds_only => vec![super::appetite::SEALED_MEMFDS_ONLY],
+            WorldMode::OwnWorld { .. } => Vec::new(),
+            WorldMode::LandlockOnly => LANDLOCK_ONLY_LACKS.to_vec(),
+        }
+    }
+
     pub fn is_own_world(self) -> bool {
         matches!(self, WorldMode::OwnWorld { .. })
     }

@@ -21,8 +21,10 @@
 //!   listener can hold them (the file tool's filter), they are refused.
 //! - Acting on another process's limits, priority, scheduling, memory or descriptors:
 //!   `prlimit64`, `sched_setaffinity`, `sched_setscheduler`, `sched_setparam`, `sched_setattr`,
-//!   `migrate_pages` and `move_pages` unless the pid is 0 (the caller); `setpriority` and
-//!   `ioprio_set` unless they name the calling process (`PRIO_PROCESS`/`IOPRIO_WHO_PROCESS`, 0);
+//!   `migrate_pages` and `move_pages`, and `setpriority` and `ioprio_set` for a process
+//!   (`PRIO_PROCESS`/`IOPRIO_WHO_PROCESS`; never a group or a user), only on the call's own
+//!   ([`Pids`]): any pid of the call's own pid namespace, or, without one, the caller itself (by
+//!   0 or its own number, which the helper checks: see [`crate::notify::receiver`]);
 //!   `process_madvise`, `process_mrelease`, `kcmp` and `pidfd_getfd` entirely. Landlock's scopes
 //!   cover signals, not these: a program set `RLIMIT_CPU` on its harness (same uid) and killed it.
 //! - System V IPC (`shm*`, `sem*`, `msg*`) and POSIX message queues (`mq_*`), unless the call has
@@ -35,9 +37,11 @@
 //!   it wrote beneath a write grant). Landlock does not govern them.
 //! - `send*` with `MSG_FASTOPEN`: it connects without `connect`, so Landlock's TCP rule does
 //!   not see it.
-//! - `memfd_create` unless sealed non-executable (`MFD_NOEXEC_SEAL`): Landlock does not govern
-//!   a memfd (its inode is on an internal mount), so an executable one would run code no
-//!   `commands` entry allowed.
+//! - An executable memfd ([`Memfd`]): Landlock does not govern a memfd (its inode is on an
+//!   internal mount), so an executable one would run code no `commands` entry allowed. The own
+//!   world's pid namespace makes every memfd non-executable (`vm.memfd_noexec` 2), so only
+//!   `MFD_EXEC` is refused; without it the helper makes a plain one sealed non-executable
+//!   ([`crate::notify`]); where neither can, only one sealed so (`MFD_NOEXEC_SEAL`) is made.
 //! - `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)`, compared on the low 32 bits (the kernel's `cmd` is
 //!   an `unsigned int`; a 64-bit compare is bypassed by setting high bits, CVE-2019-10063).
 //! - `socket` entirely without a network namespace of the call's own: no TCP, no UDP (no DNS
@@ -189,8 +193,8 @@ const DENIED: &[libc::c_long] = &[
 /// every process in it, whatever group it is in; held where the helper notes each new group.
 const SESSIONS: &[libc::c_long] = &[libc::SYS_setsid, libc::SYS_setpgid];
 
-/// Calls whose first argument is a pid, allowed only for 0 (the caller itself).
-const SELF_ONLY: &[libc::c_long] = &[
+/// Calls whose first argument is a pid: the call's own only (see [`Pids`]).
+pub const SELF_ONLY: &[libc::c_long] = &[
     libc::SYS_prlimit64,
     libc::SYS_sched_setaffinity,
     libc::SYS_sched_setscheduler,
@@ -305,6 +309,36 @@ pub struct SeccompPolicy {
     /// How the call's processes and inotify use are held to its appetite (see
     /// [`super::appetite`]).
     pub counting: Counting,
+    /// Which processes the calls that take a pid may name.
+    pub pids: Pids,
+    /// Which memfds may be made.
+    pub memfd: Memfd,
+}
+
+/// Which processes [`SELF_ONLY`], `setpriority` and `ioprio_set` may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pids {
+    /// The caller, by 0.
+    Caller,
+    /// Any pid of the call's own pid namespace (every process there is the call's).
+    Namespace,
+    /// The caller, by 0; another number held for the helper, which lets it go on only when it
+    /// is the caller's own (its process or its thread), and answers `ESRCH` where no process is
+    /// and `EPERM` where another's is: the Landlock-only mode.
+    Held,
+}
+
+/// Which memfds `memfd_create` may make. None executable: Landlock does not govern a memfd.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Memfd {
+    /// Only one sealed non-executable by the caller (`MFD_NOEXEC_SEAL`).
+    Sealed,
+    /// Any but `MFD_EXEC`: the call's pid namespace makes every memfd non-executable
+    /// (`vm.memfd_noexec` 2, Linux 6.3).
+    Namespace,
+    /// One sealed non-executable runs; any other is held for the helper, which makes it sealed
+    /// non-executable and refuses `MFD_EXEC`, named: the Landlock-only mode.
+    Held,
 }
 
 /// How the calls that make processes, threads and inotify instances and watches are answered.
@@ -423,14 +457,37 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
     // No lease: it would make the harness's own open of the file wait.
     p.set(libc::SYS_fcntl, when(vec![vec![Check::eq(1, F_SETLEASE)]]));
 
-    // Another process's limits, scheduling and memory: the pid (an int) must be 0.
-    for nr in SELF_ONLY {
-        p.set(*nr, when(vec![vec![Check::ne(0, 0)]]));
+    // Another process's limits, scheduling and memory: the call's own only (see `Pids`).
+    // setpriority(which, who, prio) and ioprio_set(which, who, ioprio): a process, never
+    // PRIO_PGRP or PRIO_USER, which would reach the keeper's group and every process of the uid.
+    let by_pid = [(libc::SYS_setpriority, PRIO_PROCESS), (libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS)];
+    match policy.pids {
+        Pids::Caller => {
+            for nr in SELF_ONLY {
+                p.set(*nr, when(vec![vec![Check::ne(0, 0)]]));
+            }
+            for (nr, process) in by_pid {
+                p.set(nr, when(vec![vec![Check::ne(0, process)], vec![Check::ne(1, 0)]]));
+            }
+        }
+        Pids::Namespace => {
+            for (nr, process) in by_pid {
+                p.set(nr, when(vec![vec![Check::ne(0, process)]]));
+            }
+        }
+        Pids::Held => {
+            for nr in SELF_ONLY {
+                p.set(*nr, Entry::when(vec![vec![Check::ne(0, 0)]], Answer::Notify, Answer::Allow));
+            }
+            for (nr, process) in by_pid {
+                let cases = vec![
+                    (vec![vec![Check::ne(0, process)]], eperm),
+                    (vec![vec![Check::ne(1, 0)]], Answer::Notify),
+                ];
+                p.set(nr, Entry::cases(cases, Answer::Allow));
+            }
+        }
     }
-    // setpriority(which, who, prio) and ioprio_set(which, who, ioprio): only the caller itself.
-    // PRIO_PGRP and PRIO_USER with 0 would reach the keeper's group and every process of the uid.
-    p.set(libc::SYS_setpriority, when(vec![vec![Check::ne(0, PRIO_PROCESS)], vec![Check::ne(1, 0)]]));
-    p.set(libc::SYS_ioprio_set, when(vec![vec![Check::ne(0, IOPRIO_WHO_PROCESS)], vec![Check::ne(1, 0)]]));
     // sendto(fd, buf, len, flags, …), sendmsg(fd, msg, flags), sendmmsg(fd, vec, n, flags) with
     // MSG_FASTOPEN: a TCP connect that never passes through `connect`, where Landlock checks.
     for (nr, flags_arg) in [(libc::SYS_sendto, 3), (libc::SYS_sendmsg, 2), (libc::SYS_sendmmsg, 3)] {
@@ -452,13 +509,15 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
     // memfd_create without MFD_NOEXEC_SEAL, or with MFD_EXEC. A memfd's inode lies on an
     // internal mount that Landlock does not govern, so an executable memfd would run any code the
     // program wrote into it; sealed non-executable, the kernel refuses to execute it.
-    p.set(
-        libc::SYS_memfd_create,
-        when(vec![
-            vec![Check::masked_eq(1, MFD_NOEXEC_SEAL, 0)],
-            vec![Check::masked_eq(1, MFD_EXEC, MFD_EXEC)],
-        ]),
-    );
+    let executable = vec![Check::masked_eq(1, MFD_EXEC, MFD_EXEC)];
+    let unsealed = vec![Check::masked_eq(1, MFD_NOEXEC_SEAL, 0)];
+    let memfd = match policy.memfd {
+        Memfd::Sealed => when(vec![unsealed, executable]),
+        // As the kernel answers it under `vm.memfd_noexec` 2.
+        Memfd::Namespace => Entry::when(vec![executable], Answer::Errno(libc::EACCES as u16), Answer::Allow),
+        Memfd::Held => Entry::when(vec![unsealed, executable], Answer::Notify, Answer::Allow),
+    };
+    p.set(libc::SYS_memfd_create, memfd);
 
     // clone(flags, …) with any namespace flag. clone takes the low 32 bits of its flags.
     p.set(
@@ -541,15 +600,28 @@ pub(super) fn every_policy() -> Vec<SeccompPolicy> {
                         (Metadata::Allowed, _) => &[Counting::Kernel, Counting::InotifyRefused][..],
                         _ => &[Counting::Kernel][..],
                     };
+                    // The pids and memfds a program may name and make follow the world: its own pid
+                    // namespace (where `vm.memfd_noexec` may be missing), the helper, or neither.
+                    let own = match sessions {
+                        Sessions::Allowed => {
+                            &[(Pids::Namespace, Memfd::Namespace), (Pids::Namespace, Memfd::Sealed)][..]
+                        }
+                        Sessions::Held => &[(Pids::Held, Memfd::Held)][..],
+                        Sessions::Refused => &[(Pids::Caller, Memfd::Sealed)][..],
+                    };
                     for &counting in countings {
-                        all.push(SeccompPolicy {
-                            network,
-                            metadata,
-                            ipc: bits & 1 != 0,
-                            openat2: bits & 2 != 0,
-                            sessions,
-                            counting,
-                        });
+                        for &(pids, memfd) in own {
+                            all.push(SeccompPolicy {
+                                network,
+                                metadata,
+                                ipc: bits & 1 != 0,
+                                openat2: bits & 2 != 0,
+                                sessions,
+                                counting,
+                                pids,
+                                memfd,
+                            });
+                        }
                     }
                 }
             }
@@ -662,6 +734,8 @@ mod tests {
             openat2: false,
             sessions: Sessions::Refused,
             counting: Counting::Kernel,
+            pids: Pids::Caller,
+            memfd: Memfd::Sealed,
         });
         assert_eq!(in_child_under(&filter, socket_probe), 0b111_1111);
     }
@@ -675,6 +749,8 @@ mod tests {
             openat2: false,
             sessions: Sessions::Refused,
             counting: Counting::Kernel,
+            pids: Pids::Caller,
+            memfd: Memfd::Sealed,
         });
         // TCP refused too: bits 0 and 1 clear, the rest set.
         assert_eq!(in_child_under(&filter, socket_probe), 0b11_1100);
@@ -689,6 +765,8 @@ mod tests {
             openat2: false,
             sessions: Sessions::Refused,
             counting: Counting::Kernel,
+            pids: Pids::Caller,
+            memfd: Memfd::Sealed,
         });
         // TCP made (bits 0, 1), everything else refused (2-6).
         assert_eq!(in_child_under(&filter, socket_probe), 0b111_1111);
@@ -740,6 +818,8 @@ mod tests {
                 openat2: false,
                 sessions: Sessions::Held,
                 counting,
+                pids: Pids::Held,
+                memfd: Memfd::Held,
             })
         };
         let fork = [libc::SIGCHLD as u64, 0, 0, 0, 0, 0];
@@ -773,6 +853,50 @@ mod tests {
     }
 
     #[test]
+    fn pids_and_memfds_follow_the_world() {
+        let arch = crate::bpf::AUDIT_ARCH;
+        let with = |pids, memfd| {
+            let policy = SeccompPolicy {
+                network: Network::None,
+                metadata: Metadata::Refused,
+                ipc: false,
+                openat2: false,
+                sessions: Sessions::Refused,
+                counting: Counting::Kernel,
+                pids,
+                memfd,
+            };
+            move |nr: libc::c_long, args: [u64; 6]| rules(policy).decide(arch, nr as u32, &args)
+        };
+        let eperm = Answer::Errno(libc::EPERM as u16);
+        let pid = |p: u64| [p, 0, 0, 0, 0, 0];
+        let prio = |which: u64, who: u64| [which, who, 5, 0, 0, 0];
+        let memfd = |flags: u32| [0, u64::from(flags), 0, 0, 0, 0];
+        let caller = with(Pids::Caller, Memfd::Sealed);
+        assert_eq!(caller(libc::SYS_prlimit64, pid(0)), Answer::Allow);
+        assert_eq!(caller(libc::SYS_prlimit64, pid(7)), eperm);
+        assert_eq!(caller(libc::SYS_setpriority, prio(0, 7)), eperm);
+        assert_eq!(caller(libc::SYS_memfd_create, memfd(0)), eperm);
+        assert_eq!(caller(libc::SYS_memfd_create, memfd(MFD_NOEXEC_SEAL)), Answer::Allow);
+        let own = with(Pids::Namespace, Memfd::Namespace);
+        assert_eq!(own(libc::SYS_prlimit64, pid(7)), Answer::Allow);
+        assert_eq!(own(libc::SYS_setpriority, prio(0, 7)), Answer::Allow);
+        assert_eq!(own(libc::SYS_setpriority, prio(1, 0)), eperm, "PRIO_PGRP");
+        assert_eq!(own(libc::SYS_ioprio_set, prio(2, 0)), eperm, "IOPRIO_WHO_PGRP");
+        assert_eq!(own(libc::SYS_memfd_create, memfd(0)), Answer::Allow);
+        assert_eq!(own(libc::SYS_memfd_create, memfd(MFD_EXEC)), Answer::Errno(libc::EACCES as u16));
+        let held = with(Pids::Held, Memfd::Held);
+        assert_eq!(held(libc::SYS_sched_setaffinity, pid(0)), Answer::Allow);
+        assert_eq!(held(libc::SYS_sched_setaffinity, pid(7)), Answer::Notify);
+        assert_eq!(held(libc::SYS_setpriority, prio(0, 0)), Answer::Allow);
+        assert_eq!(held(libc::SYS_setpriority, prio(0, 7)), Answer::Notify);
+        assert_eq!(held(libc::SYS_setpriority, prio(2, 0)), eperm, "PRIO_USER");
+        assert_eq!(held(libc::SYS_memfd_create, memfd(MFD_NOEXEC_SEAL)), Answer::Allow);
+        assert_eq!(held(libc::SYS_memfd_create, memfd(0)), Answer::Notify);
+        assert_eq!(held(libc::SYS_memfd_create, memfd(MFD_EXEC)), Answer::Notify);
+    }
+
+    #[test]
     fn the_policy_says_what_the_module_says() {
         let p = rules(SeccompPolicy {
             network: Network::None,
@@ -781,6 +905,8 @@ mod tests {
             openat2: false,
             sessions: Sessions::Refused,
             counting: Counting::Kernel,
+            pids: Pids::Caller,
+            memfd: Memfd::Sealed,
         });
         let arch = crate::bpf::AUDIT_ARCH;
         let call = |nr: libc::c_long, args: [u64; 6]| p.decide(arch, nr as u32, &args);
@@ -828,6 +954,8 @@ mod tests {
             openat2: true,
             sessions: Sessions::Allowed,
             counting: Counting::Kernel,
+            pids: Pids::Namespace,
+            memfd: Memfd::Namespace,
         });
         assert_eq!(open.decide(arch, libc::SYS_chmod as u32, &[0; 6]), Answer::Allow);
         assert_eq!(open.decide(arch, libc::SYS_shmget as u32, &[0; 6]), Answer::Allow);

@@ -336,6 +336,11 @@ impl World {
         !hidden(false, self.own_tmp) && !hidden(true, self.own_shm)
     }
 
+    /// How the world's pid namespace keeps every memfd non-executable.
+    pub fn memfds(&self) -> super::appetite::WorldMemfds {
+        self.limits.memfds()
+    }
+
     /// Whether the call's tmp folder is shown at `/tmp` (else the program's `TMPDIR` is its path).
     pub fn own_tmp(&self) -> bool {
         self.own_tmp
