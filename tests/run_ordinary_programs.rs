@@ -193,3 +193,90 @@ os.kill(child, 9); os.waitpid(child, 0)
     let _ = victim.kill();
     let _ = victim.wait();
 }
+
+#[test]
+fn a_bound_socket_keeps_its_meaning_a_client_with_a_source_and_one_never_listened_refuses() {
+    // A client that binds its source address before it connects (smtplib, ftplib,
+    // `create_connection(source_address=…)`) connects; a socket bound and never listened on
+    // refuses connections at once (no hang); bound twice is EINVAL; bind, then listen, serves;
+    // sockets bound and closed, more than a call may hold at once, are forgotten.
+    let script = r#"import errno, smtplib, socket, threading
+def attempt(f):
+    try:
+        return f()
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e))
+def smtp_server(listener):
+    conn, _ = listener.accept()
+    conn.sendall(b'220 here ESMTP\r\n')
+    for line in conn.makefile('rb'):
+        if line.upper().startswith(b'QUIT'):
+            conn.sendall(b'221 bye\r\n'); break
+        conn.sendall(b'250 ok\r\n')
+    conn.close()
+server = socket.socket()
+server.bind(('127.0.0.1', 0))
+port = server.getsockname()[1]
+print('bound_name=%s' % (server.getsockname()[0] == '127.0.0.1' and port != 0), flush=True)
+print('never_listened=' + attempt(lambda: socket.create_connection(('127.0.0.1', port), timeout=5) and 'connected'), flush=True)
+server.listen()
+threading.Thread(target=smtp_server, args=(server,), daemon=True).start()
+s = smtplib.SMTP('127.0.0.1', port, source_address=('127.0.0.1', 0), timeout=5)
+print('smtp=%d' % s.noop()[0], flush=True)
+s.quit()
+echo = socket.socket(); echo.bind(('127.0.0.1', 0)); echo.listen()
+def echo_once():
+    c, _ = echo.accept(); c.sendall(c.recv(100)); c.close()
+threading.Thread(target=echo_once, daemon=True).start()
+client = socket.create_connection(echo.getsockname(), timeout=5, source_address=('127.0.0.1', 0))
+client.sendall(b'ping')
+print('echo=' + client.recv(100).decode(), flush=True)
+for i in range(100):  # more than a call may hold at once: those closed are forgotten
+    t = socket.socket(); t.bind(('127.0.0.1', 0)); t.close()
+twice = socket.socket(); twice.bind(('127.0.0.1', 0))
+print('bind_twice=' + str(attempt(lambda: twice.bind(('127.0.0.1', 0)) or 'ok')), flush=True)
+"#;
+    for mode in modes() {
+        let agent = Agent::new("bound-client", "commands = [\"python3\"]\n");
+        let r = Report::from(run(in_mode(&mut agent.command(&[], &["python3", "-c", script]), mode)));
+        assert_eq!(r.code, Some(0), "{mode:?}: {}", r.raw);
+        r.assert_said("bound_name", "True");
+        r.assert_said("never_listened", "ECONNREFUSED");
+        r.assert_said("smtp", "250");
+        r.assert_said("echo", "ping");
+        r.assert_said("bind_twice", "EINVAL");
+    }
+}
+
+#[test]
+fn udp_between_the_calls_own_sockets_works_in_the_own_world_and_is_refused_by_name_without_it() {
+    // The own world's loopback carries UDP; the Landlock-only mode shares the host's network,
+    // where the helper makes TCP only: there a UDP socket is refused (EPERM), named in the
+    // report, and `status` lists it among what the mode lacks.
+    let script = r#"import errno, socket
+try:
+    a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); a.bind(('127.0.0.1', 0))
+    b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); b.settimeout(5)
+    b.sendto(b'datagram', a.getsockname())
+    print('udp=' + a.recv(100).decode(), flush=True)
+except OSError as e:
+    print('udp=' + errno.errorcode[e.errno], flush=True)
+"#;
+    for mode in modes() {
+        let agent = Agent::new("udp", "commands = [\"python3\"]\n");
+        let r = Report::from(run(in_mode(&mut agent.command(&[], &["python3", "-c", script]), mode)));
+        assert_eq!(r.code, Some(0), "{mode:?}: {}", r.raw);
+        let named = r.json["denials"]
+            .as_array()
+            .and_then(|d| d.iter().find(|d| d["target"] == "socket(SOCK_DGRAM)").map(|d| d["cause"].clone()));
+        if mode == Mode::OwnWorld {
+            r.assert_said("udp", "datagram");
+            assert_eq!(named, None, "{}", r.raw);
+        } else {
+            r.assert_said("udp", "EPERM");
+            assert_eq!(named, Some(serde_json::json!("needs_own_world")), "{}", r.raw);
+            let lacks = r.json["enforced"]["lacks"].to_string();
+            assert!(lacks.contains("no UDP"), "{lacks}");
+        }
+    }
+}

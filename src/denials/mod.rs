@@ -317,6 +317,21 @@ pub fn memfd_executable() -> Denial {
     }
 }
 
+/// The denial for a UDP socket in the Landlock-only mode, which shares the host's network: the
+/// helper makes the program's TCP connections and listeners on the call's own loopback, but no
+/// UDP socket (each datagram's address would be the program's to choose). No fix: only a kernel
+/// that lets lnk make the call's own network namespace gives UDP.
+pub fn udp_without_own_world() -> Denial {
+    Denial {
+        access: Access::Connect,
+        target: "socket(SOCK_DGRAM)".to_owned(),
+        cause: Cause::NeedsOwnWorld,
+        why: "UDP needs the call's own network namespace, which this kernel does not let lnk make (the Landlock-only mode shares the host's network: TCP only, made by the helper on the call's own loopback); `lnk sandbox status` says why".to_owned(),
+        fix: None,
+        inferred: false,
+    }
+}
+
 /// The denial for a metadata call on a folder kept in place, or on the way to one (the
 /// Landlock-only mode's helper refused it: see [`crate::notify::Grants::kept`]). No fix.
 pub fn metadata_kept(path: &Path) -> Denial {

@@ -141,6 +141,8 @@ pub enum Refusal {
     Ended,
     /// An executable memfd (see [`memfd`]).
     MemfdExecutable,
+    /// A UDP socket, on the host's network (see [`crate::sandbox::seccomp::Network::Held`]).
+    Udp,
 }
 
 /// What the helper's threads found, for the call's lifetime and its report.
@@ -203,7 +205,7 @@ impl Shared {
     }
 
     /// Keeps `refusal` for the report, once, and no more than the report lists.
-    fn refused(&self, refusal: Refusal) {
+    pub(super) fn refused(&self, refusal: Refusal) {
         let mut found = self.found();
         if found.refusals.len() < crate::denials::MAX_DENIALS && !found.refusals.contains(&refusal) {
             found.refusals.push(refusal);
@@ -390,6 +392,7 @@ impl Notifier {
                 }
                 Refusal::Ended => crate::denials::processes_ended(self.appetite.processes),
                 Refusal::MemfdExecutable => crate::denials::memfd_executable(),
+                Refusal::Udp => crate::denials::udp_without_own_world(),
             })
             .collect();
         if let Some(loopback) = self.loopback.as_ref().filter(|l| !l.has_routes()) {

@@ -173,6 +173,13 @@ fn take_one(
             let _ = crate::sys::seccomp_notif_continue(listener, held.id);
             return true;
         }
+        // No UDP on the host's network (see `crate::sandbox::seccomp::Network::Held`): refused,
+        // and named.
+        Ok(Call::Udp) => {
+            shared.refused(super::Refusal::Udp);
+            let _ = crate::sys::seccomp_notif_send(listener, held.id, 0, -libc::EPERM);
+            return true;
+        }
         // A pid in a register: the caller's own goes on.
         Ok(Call::Pid(pid)) => {
             answer_pid(listener, &held, pid);

@@ -148,6 +148,8 @@ fn perform(
             Ok(Reply::Sent)
         }
         // Answered by the receiver, never handed over.
-        Call::Session(_) | Call::Pid(_) | Call::Counted(Counted::Task | Counted::Watch) => Err(Errno::PERM),
+        Call::Session(_) | Call::Pid(_) | Call::Udp | Call::Counted(Counted::Task | Counted::Watch) => {
+            Err(Errno::PERM)
+        }
     }
 }

@@ -6,13 +6,17 @@
 //!   decoded ([`parse_sockaddr`]); the helper makes a connection of its own and puts that socket
 //!   at `fd` in the program's descriptor table (`SECCOMP_IOCTL_NOTIF_ADDFD` with `SETFD`), with
 //!   the program's `O_NONBLOCK` and close-on-exec, and answers the call.
-//! - `bind(fd, address, len)` on loopback or the wildcard: the helper makes a listener on the
-//!   call's address and puts it at `fd` the same way. Any other address is not the call's
-//!   (`EADDRNOTAVAIL`, as in a namespace with loopback only).
-//! - `listen(fd, backlog)`: on a listener the helper made, nothing to do; on a socket never bound
-//!   (which the kernel would bind to the wildcard), a listener as for `bind` of the wildcard.
-//! - `getsockname(fd, …)` on a listener the helper made: the address the program asked for
-//!   (the port it got, for port 0), written into its memory; on any other socket the call goes
+//! - `bind(fd, address, len)` on loopback or the wildcard: the helper makes a socket bound on
+//!   the call's address, neither listening nor connected, and puts it at `fd` the same way. Any
+//!   other address is not the call's (`EADDRNOTAVAIL`, as in a namespace with loopback only).
+//! - `listen(fd, backlog)`: on a listener the helper made, nothing to do; on a socket it bound, a
+//!   listener for the address the program was told it had, put in its place; on a socket never
+//!   bound (which the kernel would bind to the wildcard), a listener as for the wildcard.
+//! - `connect` of a socket the helper bound: a connection as for any other (a client that binds
+//!   its source address first: ftplib, smtplib), from the call's address; the port it bound is
+//!   not kept (the connection's own is chosen by `connect`, as the module below explains).
+//! - `getsockname(fd, …)` on a socket the helper bound or a listener it made: the address the
+//!   program asked for (the port it got, for port 0), written into its memory; on any other socket the call goes
 //!   on into the kernel, which answers for the program's own socket (nothing is checked there:
 //!   the call only tells the program about a socket of its own).
 //!
@@ -90,12 +94,19 @@ pub fn perform(
                     _ => Errno::INVAL,
                 });
             };
-            if in_use(loopback, handles, fd, socket.inode) {
+            // A socket the program bound (a client with a source address) connects as any other;
+            // the kernel would let it.
+            let bound = loopback.bound(socket.inode).is_some();
+            if !bound && in_use(loopback, handles, fd, socket.inode) {
                 return Err(Errno::ISCONN);
             }
             let asked = of_family(asked?, family)?;
             let made = loopback.connect(asked, family, socket.flags.contains(OFlags::NONBLOCK))?;
-            put(listener, id, &made, fd, &socket)
+            let reply = put(listener, id, &made, fd, &socket)?;
+            if bound {
+                loopback.unbind(socket.inode);
+            }
+            Ok(reply)
         }
         SocketCall::Bind(Address { fd, address, len }) => {
             let socket = socket(handles, fd)?;
@@ -108,7 +119,7 @@ pub fn perform(
                 loopback.refuse_listen(asked);
                 return Err(Errno::ADDRNOTAVAIL);
             }
-            let made = loopback.listen(asked, family, socket.flags.contains(OFlags::NONBLOCK))?;
+            let made = loopback.bind(asked, family, socket.flags.contains(OFlags::NONBLOCK))?;
             put(listener, id, &made, fd, &socket)
         }
         SocketCall::Listen { fd } => {
@@ -116,6 +127,11 @@ pub fn perform(
             let family = socket.tcp.ok_or(Errno::INVAL)?;
             if loopback.server(socket.inode).is_some() {
                 return Ok(Reply::Done);
+            }
+            let nonblocking = socket.flags.contains(OFlags::NONBLOCK);
+            if loopback.bound(socket.inode).is_some() {
+                let made = loopback.listen_bound(socket.inode, family, nonblocking)?;
+                return put(listener, id, &made, fd, &socket);
             }
             if in_use(loopback, handles, fd, socket.inode) {
                 return Err(Errno::INVAL);
@@ -125,12 +141,12 @@ pub fn perform(
                 AddressFamily::INET6 => SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, 0)),
                 _ => SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, 0)),
             };
-            let made = loopback.listen(wildcard, family, socket.flags.contains(OFlags::NONBLOCK))?;
+            let made = loopback.listen(wildcard, family, nonblocking)?;
             put(listener, id, &made, fd, &socket)
         }
         SocketCall::Name { fd, address, len } => {
             let inode = socket_inode(handles, fd)?.1;
-            let Some(server) = loopback.server(inode) else { return Ok(Reply::Continue) };
+            let Some(server) = loopback.named(inode) else { return Ok(Reply::Continue) };
             let family = socket(handles, fd)?.tcp.ok_or(Errno::INVAL)?;
             let writable = Memory::from_file(handles.open(What::WritableMemory)?);
             let mut room = [0u8; 4];
@@ -161,7 +177,7 @@ fn put(listener: BorrowedFd<'_>, id: u64, made: &OwnedFd, fd: i32, socket: &Sock
 /// diagnostics (slower: see [`crate::sock_diag`]). A socket never bound or connected is
 /// neither.
 fn in_use(loopback: &Loopback, handles: &CallHandles<'_>, fd: i32, inode: u64) -> bool {
-    if loopback.connected(inode) || loopback.server(inode).is_some() {
+    if loopback.connected(inode) || loopback.named(inode).is_some() {
         return true;
     }
     if !loopback.has_servers() && fd >= 3 {

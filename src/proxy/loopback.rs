@@ -108,6 +108,8 @@ pub struct Loopback {
     source: Ipv4Addr,
     /// The program's listeners.
     servers: Mutex<Vec<Server>>,
+    /// The program's sockets bound and not (yet) listening or connected (see [`Loopback::bind`]).
+    bound: Mutex<Vec<Server>>,
     /// Every listener made for the program, the first [`MAX_SERVERS`], for the report.
     made: Mutex<Vec<Server>>,
     /// The inodes of the sockets the helper connected for the program, oldest first.
@@ -162,6 +164,7 @@ impl Loopback {
             routes,
             source: call_source(),
             servers: Mutex::new(Vec::new()),
+            bound: Mutex::new(Vec::new()),
             made: Mutex::new(Vec::new()),
             connected: Mutex::default(),
             admitted: Mutex::new(HashMap::new()),
@@ -220,6 +223,24 @@ impl Loopback {
     /// The listener of the program's with socket `inode`, if any.
     pub fn server(&self, inode: u64) -> Option<Server> {
         lock(&self.servers).iter().find(|s| s.inode == inode).copied()
+    }
+
+    /// The program's socket `inode` as it was bound (see [`Loopback::bind`]), if it was and has
+    /// not listened or connected since.
+    pub fn bound(&self, inode: u64) -> Option<Server> {
+        lock(&self.bound).iter().find(|s| s.inode == inode).copied()
+    }
+
+    /// What the program's socket `inode` was bound to or listens on, if the helper made it so:
+    /// what `getsockname` tells the program.
+    pub fn named(&self, inode: u64) -> Option<Server> {
+        self.server(inode).or_else(|| self.bound(inode))
+    }
+
+    /// Forgets the bound socket `inode`: the program's descriptor now holds a connection made
+    /// in its place.
+    pub fn unbind(&self, inode: u64) {
+        lock(&self.bound).retain(|s| s.inode != inode);
     }
 
     /// Whether the helper connected the socket `inode` for the program.
@@ -283,27 +304,79 @@ impl Loopback {
         Ok(socket)
     }
 
-    /// Makes a listener for the program's `bind` (or `listen` of an unbound socket) of `asked`,
-    /// in `family`: on the call's address, on a port of its band. `EADDRINUSE` when a
-    /// live listener of the program's already has the address, or [`MAX_SERVERS`] are live.
+    /// Makes a socket bound for the program's `bind` of `asked`, in `family`: on the call's
+    /// address, on a port of its band, and neither listening nor connected, as the kernel
+    /// leaves a bound socket. So a connection to it is refused until the program listens (then
+    /// [`Loopback::listen_bound`]), and a client that binds its source before it connects
+    /// (ftplib, smtplib, `create_connection(source_address=…)`) connects ([`Loopback::unbind`]
+    /// once it has: the connection is made as any other, from the call's address). `EADDRINUSE`
+    /// as for [`Loopback::listen`].
+    pub fn bind(
+        &self,
+        asked: SocketAddr,
+        family: AddressFamily,
+        nonblocking: bool,
+    ) -> Result<OwnedFd, Errno> {
+        let servers = self.live_servers();
+        let mut bound = lock(&self.bound);
+        // Those the program closed are gone.
+        bound.retain(still_bound);
+        if servers.len() + bound.len() >= MAX_SERVERS
+            || servers.iter().chain(bound.iter()).any(clashes(asked))
+        {
+            return Err(Errno::ADDRINUSE);
+        }
+        drop(servers);
+        let socket = self.socket(family)?;
+        rustix::net::sockopt::set_socket_reuseaddr(&socket, true)?;
+        self.bind_in_band(&socket, family)?;
+        rustix::io::ioctl_fionbio(&socket, nonblocking)?;
+        let real = local_address(&socket).map_err(|_| Errno::ADDRNOTAVAIL)?;
+        let port = if asked.port() == 0 { real.port() } else { asked.port() };
+        let inode = rustix::fs::fstat(&socket)?.st_ino;
+        bound.push(Server { asked: SocketAddr::new(asked.ip(), port), real, inode });
+        Ok(socket)
+    }
+
+    /// Makes the listener for the program's `listen` of its bound socket `inode` (made by
+    /// [`Loopback::bind`]): a listener as [`Loopback::listen`] makes for the address the program
+    /// was told it had, to be put in its place.
+    pub fn listen_bound(
+        &self,
+        inode: u64,
+        family: AddressFamily,
+        nonblocking: bool,
+    ) -> Result<OwnedFd, Errno> {
+        let asked = self.bound(inode).ok_or(Errno::INVAL)?.asked;
+        self.unbind(inode);
+        self.listen(asked, family, nonblocking)
+    }
+
+    /// The program's listeners, those it closed forgotten (their ports are free again).
+    fn live_servers(&self) -> std::sync::MutexGuard<'_, Vec<Server>> {
+        let mut servers = lock(&self.servers);
+        servers.retain(still_listening);
+        servers
+    }
+
+    /// Makes a listener for the program's `listen` of `asked` (of a socket it bound, or one it
+    /// never bound), in `family`: on the call's address, on a port of its band. `EADDRINUSE` when
+    /// a live listener or bound socket of the program's already has the address, or
+    /// [`MAX_SERVERS`] are live.
     pub fn listen(
         &self,
         asked: SocketAddr,
         family: AddressFamily,
         nonblocking: bool,
     ) -> Result<OwnedFd, Errno> {
-        let mut servers = lock(&self.servers);
-        // Those the program closed are gone: their ports are free again.
-        servers.retain(still_listening);
-        let clash = |s: &Server| {
-            asked.port() != 0
-                && s.asked.port() == asked.port()
-                && (serves(canonical(s.asked.ip()), canonical(asked.ip()))
-                    || serves(canonical(asked.ip()), canonical(s.asked.ip())))
-        };
-        if servers.len() >= MAX_SERVERS || servers.iter().any(clash) {
+        let mut servers = self.live_servers();
+        let bound = lock(&self.bound);
+        if servers.len() + bound.len() >= MAX_SERVERS
+            || servers.iter().chain(bound.iter()).any(clashes(asked))
+        {
             return Err(Errno::ADDRINUSE);
         }
+        drop(bound);
         let socket = self.socket(family)?;
         rustix::net::sockopt::set_socket_reuseaddr(&socket, true)?;
         self.bind_in_band(&socket, family)?;
@@ -443,6 +516,30 @@ fn serves(server: IpAddr, client: IpAddr) -> bool {
         IpAddr::V4(v4) if v4.is_unspecified() => client.is_ipv4(),
         IpAddr::V6(v6) if v6.is_unspecified() => true,
         _ => server == client || (server.is_loopback() && client.is_unspecified()),
+    }
+}
+
+/// Whether a socket of the program's (or a listener) still holds `server`'s address: a bind
+/// without `SO_REUSEADDR` finds any socket bound there.
+fn still_bound(server: &Server) -> bool {
+    let family = if server.real.is_ipv4() { AddressFamily::INET } else { AddressFamily::INET6 };
+    let Ok(probe) = rustix::net::socket_with(family, SocketType::STREAM, SocketFlags::CLOEXEC, None) else {
+        return true;
+    };
+    if family == AddressFamily::INET6 {
+        let _ = rustix::net::sockopt::set_ipv6_v6only(&probe, false);
+    }
+    rustix::net::bind(&probe, &server.real) == Err(Errno::ADDRINUSE)
+}
+
+/// Whether a server or bound socket of the program's already has what `asked` asks for (its port,
+/// on an address one of them serves).
+fn clashes(asked: SocketAddr) -> impl Fn(&Server) -> bool {
+    move |s: &Server| {
+        asked.port() != 0
+            && s.asked.port() == asked.port()
+            && (serves(canonical(s.asked.ip()), canonical(asked.ip()))
+                || serves(canonical(asked.ip()), canonical(s.asked.ip())))
     }
 }
 

@@ -571,10 +571,18 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
         // On the host's network: TCP only (no UDP, no DNS), and no connect, bind or listen of
         // the program's own: the helper makes each on the call's loopback, and tells the
         // program the address its listeners were asked for.
+        // A UDP socket is held only to be refused and named in the report (see
+        // `crate::notify::receiver`).
         Network::Held => {
+            let udp = vec![vec![Check::masked_eq(1, 0xf, libc::SOCK_DGRAM as u32)]];
+            let inet =
+                inet_rules([libc::SOCK_STREAM, libc::SOCK_DGRAM], &[0, libc::IPPROTO_TCP, libc::IPPROTO_UDP]);
             p.set(
                 libc::SYS_socket,
-                when(inet_rules([libc::SOCK_STREAM, libc::SOCK_STREAM], &[0, libc::IPPROTO_TCP])),
+                Entry::cases(
+                    vec![(inet, Answer::Errno(libc::EPERM as u16)), (udp, Answer::Notify)],
+                    Answer::Allow,
+                ),
             );
             for nr in [libc::SYS_connect, libc::SYS_bind, libc::SYS_listen, libc::SYS_getsockname] {
                 p.set(nr, Entry::Always(Answer::Notify));
@@ -770,8 +778,8 @@ mod tests {
         });
         // TCP made (bits 0, 1), everything else refused (2-6).
         assert_eq!(in_child_under(&filter, socket_probe), 0b111_1111);
-        // UDP refused; a connect, a bind, a listen and a getsockname held (without a listener
-        // the kernel answers ENOSYS).
+        // UDP held (to be refused and named), and a connect, a bind, a listen and a getsockname
+        // held (without a listener the kernel answers ENOSYS).
         let held = || {
             let errno = || {
                 // SAFETY: reads this thread's errno.
@@ -781,8 +789,9 @@ mod tests {
             // live local address.
             unsafe {
                 let mut bits = 0;
-                bits |=
-                    i32::from(libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) < 0 && errno() == libc::EPERM);
+                bits |= i32::from(
+                    libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) < 0 && errno() == libc::ENOSYS,
+                );
                 let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
                 let addr = libc::sockaddr_in {
                     sin_family: libc::AF_INET as libc::sa_family_t,
