@@ -15,6 +15,7 @@ mod libc_nr {
     pub const INOTIFY_INIT: i32 = 253;
     pub const INOTIFY_ADD_WATCH: i32 = 254;
     pub const INOTIFY_INIT1: i32 = 294;
+    pub const SOCKET: i32 = 41;
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -52,6 +53,8 @@ fuzz_target!(|data: &[u8]| {
                 Counted::Task => panic!("a task is never held"),
             }
         }
+        // A UDP socket: refused from its number alone.
+        Ok(Call::Udp) => assert_eq!(held.nr, libc_nr::SOCKET),
         // A pid in a register, answered from it.
         Ok(Call::Pid(pid)) => assert!(low(pid)),
         // A memfd: its name is the program's, read later from its memory.
