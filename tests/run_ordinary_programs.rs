@@ -82,6 +82,11 @@ fn a_plain_memfd_works_and_none_is_executable() {
     // (`vm.memfd_noexec` 0) and lnk is not root, the own world cannot make them so: there a plain
     // one is refused and the report lists it among what the call lacks.
     let script = r#"import errno, fcntl, os, stat
+def attempt(f):
+    try:
+        f(); return 'ok'
+    except OSError as e:
+        return errno.errorcode[e.errno]
 try:
     fd = os.memfd_create('plain', os.MFD_CLOEXEC)
     print('plain=ok', flush=True)
@@ -102,6 +107,19 @@ try:
     print('exec_memfd=ok', flush=True)
 except OSError as e:
     print('exec_memfd=' + errno.errorcode[e.errno], flush=True)
+# A POSIX ACL changes a mode where a chmod is checked against the exec seal: refused.
+import struct
+acl = struct.pack('<I', 2) + b''.join(struct.pack('<HHI', tag, perm, 0xffffffff) for tag, perm in ((1, 7), (4, 5), (0x20, 5)))
+print('acl=' + attempt(lambda: os.setxattr(fd, 'system.posix_acl_access', acl)), flush=True)
+print('acl_by_path=' + attempt(lambda: os.setxattr('/proc/self/fd/%d' % fd, 'system.posix_acl_access', acl)), flush=True)
+print('mode_exec_after=%s' % bool(os.fstat(fd).st_mode & 0o111), flush=True)
+# A huge-page memfd's mode is not checked against its seal: never made executable.
+try:
+    huge = os.memfd_create('huge', os.MFD_CLOEXEC | 4)  # MFD_HUGETLB
+    os.fchmod(huge, 0o755)
+    print('huge=%s' % ('executable' if os.fstat(huge).st_mode & 0o111 else 'not-executable'), flush=True)
+except OSError as e:
+    print('huge=refused', flush=True)
 pid = os.fork()
 if pid == 0:
     try:
@@ -130,6 +148,10 @@ os.waitpid(pid, 0)
         assert_ne!(r.said("chmod"), "ok", "{mode:?}: {}", r.raw);
         r.assert_said("exec_memfd", if sealed_only { "EPERM" } else { "EACCES" });
         r.assert_said("run", "EACCES");
+        assert_ne!(r.said("acl"), "ok", "{mode:?}: {}", r.raw);
+        assert_ne!(r.said("acl_by_path"), "ok", "{mode:?}: {}", r.raw);
+        r.assert_said("mode_exec_after", "False");
+        assert_ne!(r.said("huge"), "executable", "{mode:?}: {}", r.raw);
         if mode == Mode::LandlockOnly {
             let named = r.json["denials"]
                 .as_array()
@@ -159,6 +181,9 @@ print('nobody=' + attempt(lambda: os.setpriority(os.PRIO_PROCESS, 4194300, 5)), 
 print('victim=' + attempt(lambda: os.setpriority(os.PRIO_PROCESS, {victim}, 19)), flush=True)
 print('victim_limit=' + attempt(lambda: resource.prlimit({victim}, resource.RLIMIT_CPU, (1, 1))), flush=True)
 print('group=' + attempt(lambda: os.setpriority(os.PRIO_PGRP, 0, 5)), flush=True)
+# pid 1: lnk's own in the own world, the host's init without it.
+print('init_limit=' + attempt(lambda: resource.prlimit(1, resource.RLIMIT_CPU, (1, 1))), flush=True)
+print('init_nice=' + attempt(lambda: os.setpriority(os.PRIO_PROCESS, 1, 5)), flush=True)
 child = os.fork()
 if child == 0:
     import time; time.sleep(5); os._exit(0)
@@ -181,6 +206,8 @@ os.kill(child, 9); os.waitpid(child, 0)
         }
         r.assert_said("nobody", "ESRCH");
         r.assert_said("group", "EPERM");
+        r.assert_said("init_limit", "EPERM");
+        r.assert_said("init_nice", "EPERM");
         // Another process: not there in the own world's pid namespace (or the call's own if its
         // number is taken there); refused without one.
         assert_ne!(r.said("victim"), "ok", "{mode:?}: {}", r.raw);

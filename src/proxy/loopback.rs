@@ -65,6 +65,7 @@ use rustix::io::Errno;
 use rustix::net::{AddressFamily, SocketFlags, SocketType};
 
 use super::log::Log;
+pub use super::port_band::PortBand;
 
 /// How long the helper waits for its own connect to a listener on loopback (a listener whose
 /// queue strangers filled would otherwise hold the program's call, and the helper, forever).
@@ -126,34 +127,6 @@ pub struct Loopback {
     band: std::sync::OnceLock<Option<PortBand>>,
     /// How far into its band the call's listeners have gone: each new one starts past the last.
     made_ports: Mutex<u32>,
-}
-
-/// The ports the helper's listeners take: those above the host's automatic range, or below it
-/// (from 1024) where the range reaches 65535. Never a port an automatic choice takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PortBand {
-    pub first: u16,
-    pub last: u16,
-}
-
-impl PortBand {
-    /// The band beside `ip_local_port_range`'s text (`FIRST\tLAST`), or `None` when the range
-    /// leaves no port above 1023 outside it.
-    pub fn beside(range: &str) -> Option<PortBand> {
-        let mut numbers = range.split_whitespace().map(|n| n.parse::<u16>());
-        let (Some(Ok(low)), Some(Ok(high))) = (numbers.next(), numbers.next()) else { return None };
-        if high < u16::MAX {
-            Some(PortBand { first: high + 1, last: u16::MAX })
-        } else if low > 1024 {
-            Some(PortBand { first: 1024, last: low - 1 })
-        } else {
-            None
-        }
-    }
-
-    fn len(self) -> u32 {
-        u32::from(self.last) - u32::from(self.first) + 1
-    }
 }
 
 impl Loopback {
@@ -421,10 +394,10 @@ impl Loopback {
     fn bind_in_band(&self, socket: &OwnedFd, family: AddressFamily) -> Result<(), Errno> {
         let band = self.learn_port_band().ok_or(Errno::ADDRNOTAVAIL)?;
         let [_, b, c, d] = self.source.octets();
-        let start = u32::from_le_bytes([b, c, d, 0]) % band.len();
+        let start = u32::from_le_bytes([b, c, d, 0]) % band.ports();
         let mut made = lock(&self.made_ports);
-        for step in 0..band.len().min(BAND_TRIES) {
-            let offset = (start + *made + step) % band.len();
+        for step in 0..band.ports().min(BAND_TRIES) {
+            let offset = (start + *made + step) % band.ports();
             let port = (u32::from(band.first) + offset) as u16;
             match rustix::net::bind(socket, &self.address_in(family, port)) {
                 Ok(()) => {
@@ -763,15 +736,6 @@ mod tests {
         assert!(
             !may_listen_on("192.0.2.1".parse().unwrap()) && !may_listen_on("2001:db8::1".parse().unwrap())
         );
-    }
-
-    #[test]
-    fn listeners_take_ports_beside_the_hosts_automatic_range() {
-        assert_eq!(PortBand::beside("32768\t60999\n"), Some(PortBand { first: 61000, last: 65535 }));
-        assert_eq!(PortBand::beside("1024 65535"), None, "nothing is left outside");
-        assert_eq!(PortBand::beside("40000 65535"), Some(PortBand { first: 1024, last: 39999 }));
-        assert_eq!(PortBand::beside("x y"), None);
-        assert_eq!(PortBand::beside(""), None);
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub mod host_door;
 pub mod log;
 pub mod loopback;
 pub mod policy;
+pub mod port_band;
 pub mod request;
 pub mod server;
 

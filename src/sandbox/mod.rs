@@ -53,6 +53,7 @@ pub mod refusal;
 mod request;
 mod rules;
 pub mod seccomp;
+pub mod seccomp_policy;
 mod serve_plan;
 pub mod trusted;
 pub mod walk;

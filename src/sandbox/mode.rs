@@ -34,6 +34,9 @@ pub const LANDLOCK_ONLY_LACKS: &[&str] = &[
     "the file systems' own ioctls that change a file (chattr's flags), even inside the write grants (refused; mode, owner, times and extended attributes there are performed by the helper)",
 ];
 
+/// What the own world lacks (see [`super::seccomp`]'s `XATTR_SETTERS`).
+pub const OWN_WORLD_LACKS_XATTRS: &str = "setting extended attributes and POSIX ACLs (EOPNOTSUPP, as a file system without them answers: an ACL set on a memfd would make it executable past the kernel's exec seal)";
+
 impl WorldMode {
     /// The name the report and `lnk sandbox status` use.
     pub fn name(self) -> &'static str {
@@ -48,8 +51,10 @@ impl WorldMode {
     /// executable (`sealed_memfds_only`, see [`super::appetite::WorldMemfds`]).
     pub fn lacks(self, sealed_memfds_only: bool) -> Vec<&'static str> {
         match self {
-            WorldMode::OwnWorld { .. } if sealed_memfds_only => vec![super::appetite::SEALED_MEMFDS_ONLY],
-            WorldMode::OwnWorld { .. } => Vec::new(),
+            WorldMode::OwnWorld { .. } if sealed_memfds_only => {
+                vec![OWN_WORLD_LACKS_XATTRS, super::appetite::SEALED_MEMFDS_ONLY]
+            }
+            WorldMode::OwnWorld { .. } => vec![OWN_WORLD_LACKS_XATTRS],
             WorldMode::LandlockOnly => LANDLOCK_ONLY_LACKS.to_vec(),
         }
     }

@@ -66,12 +66,16 @@
 //! written and the kernel to run it; the filter reads the call's number and register arguments
 //! only, never the program's memory.
 
+#[cfg(test)]
+pub(super) use super::seccomp_policy::every_policy;
+pub use super::seccomp_policy::{Counting, Memfd, Metadata, Network, Pids, SeccompPolicy, Sessions};
 use crate::bpf::{Answer, Check, Entry, Instruction, Policy};
 use crate::sys::{SYS_FCHMODAT2, SYS_REMOVEXATTRAT, SYS_SETXATTRAT};
 
 const TIOCSTI: u32 = 0x5412;
 const MFD_NOEXEC_SEAL: u32 = 0x0008;
 const MFD_EXEC: u32 = 0x0010;
+const MFD_HUGETLB: u32 = 0x0004;
 const TIOCLINUX: u32 = 0x541c;
 const CLONE_NAMESPACE_FLAGS: [u32; 7] = [
     libc::CLONE_NEWNS as u32,
@@ -231,6 +235,11 @@ const IPC: &[libc::c_long] = &[
 /// metadata is not allowed outright.
 const UNHELD_METADATA: &[libc::c_long] = &[SYS_SETXATTRAT, SYS_REMOVEXATTRAT, SYS_FILE_SETATTR];
 
+/// The calls that set an extended attribute (a POSIX ACL among them), refused where the metadata
+/// calls are allowed (see [`build`]).
+const XATTR_SETTERS: &[libc::c_long] =
+    &[libc::SYS_setxattr, libc::SYS_lsetxattr, libc::SYS_fsetxattr, SYS_SETXATTRAT];
+
 /// The calls that set a mode, with the argument the mode is in: none may set the set-user-id or
 /// set-group-id bit (a file made set-user-id inside a write grant would run with its owner's
 /// rights outside the sandbox, for anyone: as root, a root shell). The chmod family is here only
@@ -262,118 +271,9 @@ pub const NOTIFIED_METADATA: &[libc::c_long] = &[
     libc::SYS_fremovexattr,
 ];
 
-/// How the metadata calls ([`NOTIFIED_METADATA`], [`UNHELD_METADATA`]) are answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metadata {
-    /// Run: a read-only mount answers them outside the write grants (the own world), or the
-    /// program is lnk's own file tool.
-    Allowed,
-    /// Refused everywhere.
-    Refused,
-    /// Held for the helper ([`NOTIFIED_METADATA`]; the rest refused), which performs them
-    /// beneath the write grants and refuses them elsewhere: the Landlock-only mode. The calls
-    /// that may name a POSIX shared memory object or semaphore are held there too
-    /// ([`SHM_OPEN_FLAGS`], `link`, `unlink`: see [`crate::notify::shm`]).
-    Notified,
-}
-
-/// Which sockets the program may make, and how its connects are answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Network {
-    /// No socket at all (only `socketpair`).
-    None,
-    /// `AF_INET`/`AF_INET6` TCP and UDP sockets, in a network namespace of the call's own.
-    Namespace,
-    /// `AF_INET`/`AF_INET6` TCP sockets on the host's network, each `connect`, `bind`,
-    /// `listen` and `getsockname` held for the helper, which makes connections and listeners on
-    /// the call's own loopback (see [`crate::proxy::loopback`]). Needs the filter's listener
-    /// ([`Metadata::Notified`]).
-    Held,
-}
-
-/// What the filter must allow beyond the base.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SeccompPolicy {
-    /// Sockets: see [`Network`].
-    pub network: Network,
-    /// The metadata calls.
-    pub metadata: Metadata,
-    /// The [`IPC`] calls: only with an IPC namespace of the call's own.
-    pub ipc: bool,
-    /// `openat2`, whose mode lies in memory a filter cannot read: only for lnk's own file tool,
-    /// which never sets one. Other programs get `ENOSYS` and fall back to `openat` (glibc never
-    /// uses it for `open`; Go's `os.Root` and others fall back on `ENOSYS`).
-    pub openat2: bool,
-    /// The [`SESSIONS`] calls.
-    pub sessions: Sessions,
-    /// How the call's processes and inotify use are held to its appetite (see
-    /// [`super::appetite`]).
-    pub counting: Counting,
-    /// Which processes the calls that take a pid may name.
-    pub pids: Pids,
-    /// Which memfds may be made.
-    pub memfd: Memfd,
-}
-
-/// Which processes [`SELF_ONLY`], `setpriority` and `ioprio_set` may name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pids {
-    /// The caller, by 0.
-    Caller,
-    /// Any pid of the call's own pid namespace (every process there is the call's).
-    Namespace,
-    /// The caller, by 0; another number held for the helper, which lets it go on only when it
-    /// is the caller's own (its process or its thread), and answers `ESRCH` where no process is
-    /// and `EPERM` where another's is: the Landlock-only mode.
-    Held,
-}
-
-/// Which memfds `memfd_create` may make. None executable: Landlock does not govern a memfd.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Memfd {
-    /// Only one sealed non-executable by the caller (`MFD_NOEXEC_SEAL`).
-    Sealed,
-    /// Any but `MFD_EXEC`: the call's pid namespace makes every memfd non-executable
-    /// (`vm.memfd_noexec` 2, Linux 6.3).
-    Namespace,
-    /// One sealed non-executable runs; any other is held for the helper, which makes it sealed
-    /// non-executable and refuses `MFD_EXEC`, named: the Landlock-only mode.
-    Held,
-}
-
-/// How the calls that make processes, threads and inotify instances and watches are answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Counting {
-    /// Run: the kernel counts them in the call's own namespaces.
-    Kernel,
-    /// Run, but `inotify_init` refused (`EMFILE`): no namespace of the call's own counts its
-    /// instances and watches, and no helper does (root's own world without a user namespace,
-    /// lnk's own file tool without the own world).
-    InotifyRefused,
-    /// The inotify calls held for the helper, which counts the call's own and answers past its
-    /// bound as the kernel does past a limit (`EMFILE`, `ENOSPC`): the Landlock-only mode. (The
-    /// calls that make processes are never held: a held call interrupted by a signal fails with
-    /// `EINTR` where the program has no `SA_RESTART`, and a `fork` never does so natively; dash
-    /// then says "Cannot fork". See [`super::appetite`] for how processes are bounded there.)
-    Held,
-}
-
 /// The calls [`Counting::Held`] holds: inotify instances and watches.
 const COUNTED: [libc::c_long; 3] =
     [libc::SYS_inotify_init, libc::SYS_inotify_init1, libc::SYS_inotify_add_watch];
-
-/// How the [`SESSIONS`] calls (`setsid`, `setpgid`) are answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sessions {
-    /// Run: in a pid namespace of the call's own (see [`crate::lifetime`]: the keeper's group
-    /// still holds the namespace's pid 1, whose end ends them all).
-    Allowed,
-    /// Refused with `EPERM`.
-    Refused,
-    /// Held for the helper, which notes the leader of each new group (so that the call's end
-    /// ends that group too) and lets the call go on: the Landlock-only mode.
-    Held,
-}
 
 /// The filter's program for `policy`, to install just before `execve`.
 pub fn build(policy: SeccompPolicy) -> Vec<Instruction> {
@@ -399,6 +299,18 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
     }
     for nr in refused {
         p.set(nr, refuse.clone());
+    }
+    // Where metadata calls run in the kernel, no extended attribute is set: `EOPNOTSUPP`, as a
+    // file system without them answers. A POSIX ACL (`system.posix_acl_access`) set on a memfd
+    // changes its mode past the kernel's exec seal (`F_SEAL_EXEC` is checked where a chmod goes,
+    // not where an ACL does), and Landlock does not govern a memfd: it would then run code no
+    // `commands` entry lists (found in review). A filter cannot read the attribute's name, so
+    // none is set. The Landlock-only mode's helper sets them beneath the write grants only,
+    // where no memfd is.
+    if policy.metadata == Metadata::Allowed {
+        for nr in XATTR_SETTERS {
+            p.set(*nr, Entry::Always(Answer::Errno(libc::EOPNOTSUPP as u16)));
+        }
     }
 
     if policy.sessions == Sessions::Held {
@@ -470,9 +382,14 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
                 p.set(nr, when(vec![vec![Check::ne(0, process)], vec![Check::ne(1, 0)]]));
             }
         }
+        // Every process of the pid namespace is the call's but its pid 1, lnk's own (which
+        // ends the world should its limits stop it: found in review).
         Pids::Namespace => {
+            for nr in SELF_ONLY {
+                p.set(*nr, when(vec![vec![Check::eq(0, 1)]]));
+            }
             for (nr, process) in by_pid {
-                p.set(nr, when(vec![vec![Check::ne(0, process)]]));
+                p.set(nr, when(vec![vec![Check::ne(0, process)], vec![Check::eq(1, 1)]]));
             }
         }
         Pids::Held => {
@@ -511,10 +428,17 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
     // program wrote into it; sealed non-executable, the kernel refuses to execute it.
     let executable = vec![Check::masked_eq(1, MFD_EXEC, MFD_EXEC)];
     let unsealed = vec![Check::masked_eq(1, MFD_NOEXEC_SEAL, 0)];
+    // A huge-page memfd's mode can be changed past its exec seal (hugetlbfs checks no seal:
+    // found in review): refused where the kernel performs the program's chmod (the own world);
+    // the Landlock-only mode's helper refuses a chmod of any memfd.
+    let huge = vec![Check::masked_eq(1, MFD_HUGETLB, MFD_HUGETLB)];
     let memfd = match policy.memfd {
-        Memfd::Sealed => when(vec![unsealed, executable]),
+        Memfd::Sealed => when(vec![unsealed, executable, huge]),
         // As the kernel answers it under `vm.memfd_noexec` 2.
-        Memfd::Namespace => Entry::when(vec![executable], Answer::Errno(libc::EACCES as u16), Answer::Allow),
+        Memfd::Namespace => Entry::cases(
+            vec![(vec![huge], eperm), (vec![executable], Answer::Errno(libc::EACCES as u16))],
+            Answer::Allow,
+        ),
         Memfd::Held => Entry::when(vec![unsealed, executable], Answer::Notify, Answer::Allow),
     };
     p.set(libc::SYS_memfd_create, memfd);
@@ -590,52 +514,6 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
         }
     }
     p
-}
-
-/// Every policy lnk can install, for the tests.
-#[cfg(test)]
-pub(super) fn every_policy() -> Vec<SeccompPolicy> {
-    let mut all = Vec::new();
-    for network in [Network::None, Network::Namespace, Network::Held] {
-        for metadata in [Metadata::Allowed, Metadata::Refused, Metadata::Notified] {
-            for bits in 0..4u8 {
-                for sessions in [Sessions::Allowed, Sessions::Refused, Sessions::Held] {
-                    // Counting other than by the kernel only where lnk installs it: held with the
-                    // held calls, inotify refused where metadata is allowed (a world without a user
-                    // namespace, the file tool).
-                    let countings = match (metadata, sessions) {
-                        (Metadata::Notified, Sessions::Held) => &[Counting::Kernel, Counting::Held][..],
-                        (Metadata::Allowed, _) => &[Counting::Kernel, Counting::InotifyRefused][..],
-                        _ => &[Counting::Kernel][..],
-                    };
-                    // The pids and memfds a program may name and make follow the world: its own pid
-                    // namespace (where `vm.memfd_noexec` may be missing), the helper, or neither.
-                    let own = match sessions {
-                        Sessions::Allowed => {
-                            &[(Pids::Namespace, Memfd::Namespace), (Pids::Namespace, Memfd::Sealed)][..]
-                        }
-                        Sessions::Held => &[(Pids::Held, Memfd::Held)][..],
-                        Sessions::Refused => &[(Pids::Caller, Memfd::Sealed)][..],
-                    };
-                    for &counting in countings {
-                        for &(pids, memfd) in own {
-                            all.push(SeccompPolicy {
-                                network,
-                                metadata,
-                                ipc: bits & 1 != 0,
-                                openat2: bits & 2 != 0,
-                                sessions,
-                                counting,
-                                pids,
-                                memfd,
-                            });
-                        }
-                    }
-                }
-            }
-        }
-    }
-    all
 }
 
 /// Installs `program` as the calling thread's seccomp filter. `no_new_privs` must be set
