@@ -87,6 +87,7 @@ pub fn confine_this_thread(filter: &RelayFilter) -> Result<(), String> {
 pub fn confine_held_calls(
     tmp: std::os::fd::BorrowedFd<'_>,
     fdinfo: Option<std::os::fd::BorrowedFd<'_>>,
+    ptmx: Option<std::os::fd::BorrowedFd<'_>>,
 ) -> Result<(), String> {
     use landlock::{PathBeneath, RulesetCreatedAttr};
     let none = rustix::thread::CapabilitySet::empty();
@@ -103,6 +104,14 @@ pub fn confine_held_calls(
             Some(fdinfo) => r.add_rule(PathBeneath::new(fdinfo, AccessFs::ReadFile)),
             None => Ok(r),
         })
+        .and_then(|r| match ptmx {
+            // `/dev/ptmx`, to make the call's terminals (see `crate::notify::terminal`).
+            Some(ptmx) => r.add_rule(PathBeneath::new(
+                ptmx,
+                AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev,
+            )),
+            None => Ok(r),
+        })
         .and_then(|r| r.restrict_self())
         .map_err(|e| format!("Landlock for the thread: {e}"))?;
     if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {
@@ -113,12 +122,13 @@ pub fn confine_held_calls(
 }
 
 /// `ioctl`s the held calls' server makes: the held calls' own (answer, put a descriptor, is it
-/// still held), and `FIONBIO`.
-const HELD_CALLS_IOCTLS: [u32; 4] = [
+/// still held), `FIONBIO`, and a terminal's number (`TIOCGPTN`, on a master it made).
+const HELD_CALLS_IOCTLS: [u32; 5] = [
     0xc018_2101, // SECCOMP_IOCTL_NOTIF_SEND
     0x4018_2103, // SECCOMP_IOCTL_NOTIF_ADDFD
     0x4008_2102, // SECCOMP_IOCTL_NOTIF_ID_VALID
     0x5421,      // FIONBIO
+    0x8004_5430, // TIOCGPTN
 ];
 
 /// What the held calls' server may call; everything else answers `EPERM`.

@@ -307,3 +307,129 @@ except OSError as e:
         }
     }
 }
+
+/// A pty pair of the test's own, as a harness's terminal: its master and its peer's path.
+fn persons_terminal() -> (std::os::fd::OwnedFd, String) {
+    use rustix::pty::{OpenptFlags, openpt, ptsname, unlockpt};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).expect("a pty here");
+    unlockpt(&master).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap().into_string().unwrap();
+    (master, name)
+}
+
+#[test]
+fn a_terminal_of_the_calls_own_works_and_the_persons_stays_out_of_reach() {
+    // `script`, `pty.fork` and `openpty` work in both modes; the call holds a bounded number of
+    // terminals at once (ENOSPC past them), and the person's stay the person's.
+    let script_line = "script -qec 'test -t 0 && echo stdin-is-a-terminal' /dev/null";
+    let forked = r#"import errno, os, pty
+pid, fd = pty.fork()
+if pid == 0:
+    print('child-isatty=%s' % os.isatty(0), flush=True)
+    os._exit(0)
+out = b''
+while True:
+    try:
+        chunk = os.read(fd, 100)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+os.waitpid(pid, 0)
+print('forked=' + out.decode().strip(), flush=True)
+held = []
+try:
+    while len(held) < 40:
+        held.append(os.openpty())
+    print('bound=none', flush=True)
+except OSError as e:
+    print('bound=%s' % errno.errorcode[e.errno], flush=True)
+print('held=%d' % len(held), flush=True)
+"#;
+    for mode in modes() {
+        let agent = Agent::new("terminal", "commands = [\"script\", \"sh\", \"python3\"]\n");
+        let r = Report::from(run(in_mode(&mut agent.command(&[], &["sh", "-c", script_line]), mode)));
+        assert!(r.out().contains("stdin-is-a-terminal"), "{mode:?}: {}", r.raw);
+        let r = Report::from(run(in_mode(&mut agent.command(&[], &["python3", "-c", forked]), mode)));
+        assert_eq!(r.code, Some(0), "{mode:?}: {}", r.raw);
+        r.assert_said("forked", "child-isatty=True");
+        r.assert_said("bound", "ENOSPC");
+        let held: usize = r.said("held").parse().unwrap();
+        assert!((1..16).contains(&held), "{mode:?}: held {held}");
+        if mode == Mode::LandlockOnly {
+            let named = r.json["denials"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|d| d["target"] == "terminals (/dev/ptmx)"));
+            assert!(named, "{}", r.raw);
+        }
+        // The machine's terminals are still there for everyone else.
+        drop(persons_terminal());
+    }
+}
+
+#[test]
+fn a_terminal_of_the_persons_is_never_opened_read_or_written() {
+    // The person's terminal, by its path under a grant of `/` (which is cut around `/dev`), and
+    // as a master passed in as standard input, whose peer no one opens for the program.
+    let (master, peer_path) = persons_terminal();
+    let script = format!(
+        r#"import errno, fcntl, os
+def attempt(f):
+    try:
+        f(); return 'ok'
+    except OSError as e:
+        return errno.errorcode[e.errno]
+def write_peer_by_path():
+    fd = os.open('{peer_path}', os.O_RDWR | os.O_NOCTTY)
+    os.write(fd, b'pwned-by-path')
+print('by_path=' + attempt(write_peer_by_path), flush=True)
+print('read_by_path=' + attempt(lambda: os.open('{peer_path}', os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)), flush=True)
+def peer_of_stdin():
+    fd = fcntl.ioctl(0, 0x5441, os.O_RDWR | os.O_NOCTTY)  # TIOCGPTPEER
+    os.write(fd, b'pwned-by-peer')
+print('peer=' + attempt(peer_of_stdin), flush=True)
+print('console=' + attempt(lambda: os.open('/dev/vcs', os.O_RDONLY)), flush=True)
+"#
+    );
+    for mode in modes() {
+        let agent = Agent::new("persons-terminal", "commands = [\"python3\"]\n[files]\nread = [\"/\"]\n");
+        let stdin = master.try_clone().unwrap();
+        let mut cmd = agent.command(&["--stdin"], &["python3", "-c", &script]);
+        cmd.stdin(std::process::Stdio::from(stdin));
+        let r = Report::from(run(in_mode(&mut cmd, mode)));
+        assert_eq!(r.code, Some(0), "{mode:?}: {}", r.raw);
+        for name in ["by_path", "read_by_path", "peer", "console"] {
+            let said = r.said(name);
+            assert!(said != "ok", "{mode:?}: {name} was opened: {}", r.raw);
+        }
+        if mode == Mode::LandlockOnly {
+            let named = r.json["denials"].as_array().is_some_and(|d| {
+                d.iter().any(|d| d["target"].as_str().unwrap_or("").starts_with("ioctl(TIOCGPTPEER)"))
+            });
+            assert!(named, "{}", r.raw);
+        }
+    }
+    // Nothing the program wrote reached the person's terminal.
+    rustix::io::ioctl_fionbio(&master, true).unwrap();
+    let mut seen = [0u8; 256];
+    let n = rustix::io::read(&master, &mut seen).unwrap_or(0);
+    let seen = String::from_utf8_lossy(&seen[..n]);
+    assert!(!seen.contains("pwned"), "the person's terminal got: {seen}");
+}
+
+#[test]
+fn a_grant_in_the_hosts_devices_is_an_error_at_check_and_refused_at_run() {
+    // `/dev` holds the person's terminals, disks and console: no grant opens it (a grant of `/`
+    // is cut around it: see the test above); `/dev/shm` is not a device.
+    let agent = Agent::new("device-grant", "commands = [\"true\"]\n[files]\nread = [\"/dev/pts\"]\n");
+    let check = run(lnk().args(["sandbox", "check"]).arg(&agent.policy));
+    assert_ne!(check.status.code(), Some(0), "{}", stdout(&check));
+    let said = format!("{}{}", stdout(&check), stderr(&check));
+    assert!(said.contains("sandbox.toml:3:") && said.contains("the host's devices"), "{said}");
+    let r = Report::from(run(&mut agent.command(&[], &["true"])));
+    assert_eq!(r.code, Some(126), "{}", r.raw);
+    let shm = Agent::new("shm-grant", "commands = [\"true\"]\n[files]\nread = [\"/dev/shm\"]\n");
+    let check = run(lnk().args(["sandbox", "check"]).arg(&shm.policy));
+    assert!(!format!("{}{}", stdout(&check), stderr(&check)).contains("the host's devices"));
+}

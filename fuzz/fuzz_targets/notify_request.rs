@@ -16,6 +16,7 @@ mod libc_nr {
     pub const INOTIFY_ADD_WATCH: i32 = 254;
     pub const INOTIFY_INIT1: i32 = 294;
     pub const SOCKET: i32 = 41;
+    pub const IOCTL: i32 = 16;
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -52,6 +53,10 @@ fuzz_target!(|data: &[u8]| {
                 Counted::Watch => panic!("a watch is a call of its own"),
                 Counted::Task => panic!("a task is never held"),
             }
+        }
+        // A terminal's peer: a descriptor and flags in registers.
+        Ok(Call::PtyPeer { fd, flags }) => {
+            assert!(held.nr == libc_nr::IOCTL && low(fd) && u64::from(flags) == held.args[2] & 0xffff_ffff);
         }
         // A UDP socket: refused from its number alone.
         Ok(Call::Udp) => assert_eq!(held.nr, libc_nr::SOCKET),

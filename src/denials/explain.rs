@@ -72,6 +72,17 @@ pub fn explain(named: &Named, scene: &Scene<'_>, protected: &[PathBuf]) -> Optio
         let target = lexical.display().to_string();
         return Some(Denial { access, target, cause: Cause::Protected, why, fix: None, inferred: true });
     }
+    // The host's devices: no grant opens one (see `crate::sandbox::refusal::device_grant`).
+    if crate::sandbox::refusal::is_device_path(&lexical) && !relative && named.reason != Reason::Missing {
+        let access = match named.hint {
+            Hint::Write => Access::Write,
+            _ if named.reason == Reason::ReadOnly => Access::Write,
+            _ => Access::Read,
+        };
+        let why = "it is one of the host's devices (`/dev`: the person's terminals, disks and console), which no grant opens; a call gets /dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom and a terminal of its own (/dev/ptmx)".to_owned();
+        let target = lexical.display().to_string();
+        return Some(Denial { access, target, cause: Cause::Protected, why, fix: None, inferred: true });
+    }
     // The call's own `/tmp`, `/dev/shm` and `/proc` (the own world's) are gone or another's
     // here: nothing to look at, and the sandbox grants them whole anyway. Grants beneath the
     // host's `/tmp` are shown again there at their own paths: those are the host's.

@@ -280,6 +280,34 @@ pub fn processes_ended(bound: u32) -> Denial {
     }
 }
 
+/// The denial for a terminal past the `bound` a call holds at once (see
+/// [`crate::notify::terminal`]). No fix: every call's terminals share the machine's.
+pub fn terminals_bounded(bound: usize) -> Denial {
+    Denial {
+        access: Access::Count,
+        target: "terminals (/dev/ptmx)".to_owned(),
+        cause: Cause::Appetite,
+        why: format!(
+            "the call holds at most {bound} terminals at once: every terminal made draws from the machine's (`kernel.pty.max`), which the person's own share"
+        ),
+        fix: None,
+        inferred: false,
+    }
+}
+
+/// The denial for a terminal's peer asked of a master the Landlock-only mode's helper did not
+/// make for the call (one passed in: the person's terminal). No fix: no grant opens one.
+pub fn foreign_terminal() -> Denial {
+    Denial {
+        access: Access::ReadOrWrite,
+        target: "ioctl(TIOCGPTPEER) on a terminal the call did not make".to_owned(),
+        cause: Cause::Protected,
+        why: "a terminal of the person's is never opened for the program; terminals the call makes itself (`openpty`, `forkpty`, `script`) work".to_owned(),
+        fix: None,
+        inferred: false,
+    }
+}
+
 /// The denial for a metadata call (`chmod`, `chown`, times, attributes) on `path` that the
 /// helper refused (the Landlock-only mode): `path` lies in `hole`, or outside every write grant.
 pub fn metadata_refused(path: &Path, hole: Option<&Path>) -> Denial {

@@ -57,6 +57,7 @@ pub mod request;
 mod server;
 pub mod shm;
 pub mod sockets;
+pub mod terminal;
 
 use std::io::IoSliceMut;
 use std::mem::MaybeUninit;
@@ -143,11 +144,18 @@ pub enum Refusal {
     MemfdExecutable,
     /// A UDP socket, on the host's network (see [`crate::sandbox::seccomp::Network::Held`]).
     Udp,
+    /// A terminal past the most a call holds at once (see [`terminal`]).
+    Terminals,
+    /// A terminal's peer asked of a master the helper did not make for the call (see
+    /// [`terminal`]): the person's.
+    ForeignTerminal,
 }
 
 /// What the helper's threads found, for the call's lifetime and its report.
 pub struct Shared {
     found: Mutex<Found>,
+    /// The terminals the helper made for the call (see [`terminal`]).
+    pairs: terminal::Pairs,
 }
 
 #[derive(Default)]
@@ -288,7 +296,10 @@ impl Notifier {
             appetite,
             tasks: rustix::process::geteuid().is_root().then(|| counts::TaskWatch::new(appetite.processes)),
             state: State::Waiting(helper_end),
-            shared: Arc::new(Shared { found: Mutex::new(Found::default()) }),
+            shared: Arc::new(Shared {
+                found: Mutex::new(Found::default()),
+                pairs: terminal::Pairs::default(),
+            }),
             _stop: None,
         }
     }
@@ -393,6 +404,8 @@ impl Notifier {
                 Refusal::Ended => crate::denials::processes_ended(self.appetite.processes),
                 Refusal::MemfdExecutable => crate::denials::memfd_executable(),
                 Refusal::Udp => crate::denials::udp_without_own_world(),
+                Refusal::Terminals => crate::denials::terminals_bounded(terminal::MAX_PAIRS),
+                Refusal::ForeignTerminal => crate::denials::foreign_terminal(),
             })
             .collect();
         if let Some(loopback) = self.loopback.as_ref().filter(|l| !l.has_routes()) {

@@ -180,6 +180,12 @@ fn take_one(
             let _ = crate::sys::seccomp_notif_send(listener, held.id, 0, -libc::EPERM);
             return true;
         }
+        // A terminal's peer: opened here, where no Landlock domain stands between (see
+        // `super::terminal`), on a copy of the program's master.
+        Ok(Call::PtyPeer { fd, flags }) => {
+            answer_peer(listener, &held, shared, fd, flags);
+            return true;
+        }
         // A pid in a register: the caller's own goes on.
         Ok(Call::Pid(pid)) => {
             answer_pid(listener, &held, pid);
@@ -209,6 +215,25 @@ fn answer_pid(listener: BorrowedFd<'_>, held: &Held, pid: i32) {
         .is_some_and(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).is_ok());
     let errno = if exists { libc::EPERM } else { libc::ESRCH };
     let _ = crate::sys::seccomp_notif_send(listener, held.id, 0, -errno);
+}
+
+/// Answers a held `ioctl(fd, TIOCGPTPEER, flags)`: the peer of the program's master `fd`, opened
+/// on a copy of it if the helper made that pair for the call (see [`super::terminal`]). The copy
+/// is the program's descriptor only while the call is held, which [`handles::open_for`] checks.
+fn answer_peer(listener: BorrowedFd<'_>, held: &Held, shared: &Shared, fd: i32, flags: u32) {
+    let mut foreign = false;
+    let peer = handles::open_for(listener, held.id, held.pid, handles::What::Copy(fd))
+        .and_then(|master| super::terminal::open_peer(&master, &shared.pairs, flags, &mut foreign));
+    if foreign {
+        shared.refused(super::Refusal::ForeignTerminal);
+    }
+    let _ = match peer {
+        Ok(peer) => {
+            let cloexec = flags & libc::O_CLOEXEC as u32 != 0;
+            crate::sys::seccomp_notif_send_fd(listener, held.id, peer.as_fd(), cloexec).map(|_| ())
+        }
+        Err(e) => crate::sys::seccomp_notif_send(listener, held.id, 0, -e.raw_os_error()),
+    };
 }
 
 /// Opens the held thread's memory and hands the call to the server. False when the server is

@@ -122,6 +122,9 @@ pub enum Call {
     /// `socket` of a UDP socket (the Landlock-only mode, on the host's network): refused, named
     /// in the report (the receiver answers it from its number).
     Udp,
+    /// `ioctl(fd, TIOCGPTPEER, flags)` (the Landlock-only mode: [`super::terminal`]), answered by
+    /// the receiver from its numbers.
+    PtyPeer { fd: i32, flags: u32 },
 }
 
 /// What a counted call makes.
@@ -205,6 +208,9 @@ pub fn decode_call(nr: i64, args: [u64; 6]) -> Result<Call, Errno> {
         n if crate::sandbox::seccomp::SELF_ONLY.contains(&n) => Ok(Call::Pid(int(args[0]))),
         n if n == libc::SYS_setpriority || n == libc::SYS_ioprio_set => Ok(Call::Pid(int(args[1]))),
         n if n == libc::SYS_socket => Ok(Call::Udp),
+        n if n == libc::SYS_ioctl && args[1] as u32 == crate::sandbox::seccomp::TIOCGPTPEER => {
+            Ok(Call::PtyPeer { fd: int(args[0]), flags: args[2] as u32 })
+        }
         n if n == libc::SYS_memfd_create => Ok(Call::Memfd { name: args[0], flags: args[1] as u32 }),
         n if n == libc::SYS_connect => Ok(Call::Socket(SocketCall::Connect(address()))),
         n if n == libc::SYS_bind => Ok(Call::Socket(SocketCall::Bind(address()))),

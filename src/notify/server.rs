@@ -34,7 +34,7 @@ use rustix::io::Errno;
 use super::handles::{CallHandles, Opener};
 use super::inotify::{self, Inotify};
 use super::receiver::Job;
-use super::request::{self, Call, Counted};
+use super::request::{self, Call, Counted, ShmCall};
 use super::{Grants, Refusal, Reply, Shared};
 
 /// Runs until the receiver is gone. `tmp` is the call's tmp folder (`O_PATH`), the one place
@@ -52,7 +52,18 @@ pub(super) fn run(
     // lets it read). None: nothing can count the call's inotify use, so none is made.
     let mut inotify = Inotify::new(appetite.inotify_instances, appetite.inotify_watches).ok();
     let fdinfo = inotify.as_ref().map(|i| i.fdinfo_folder());
-    if let Err(why) = crate::thread_confinement::confine_held_calls(tmp.as_fd(), fdinfo) {
+    // `/dev/ptmx`, the one device it may open (see `super::terminal`); none on a machine
+    // without one.
+    let ptmx = rustix::fs::open(
+        c"/dev/ptmx",
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .ok();
+    let confined =
+        crate::thread_confinement::confine_held_calls(tmp.as_fd(), fdinfo, ptmx.as_ref().map(|p| p.as_fd()));
+    drop(ptmx);
+    if let Err(why) = confined {
         // Said on lnk's own standard error: the report is the program's, and this is lnk's.
         eprintln!("lnk: the held calls' server could not confine itself ({why}): every held call is refused");
         for job in jobs.iter() {
@@ -74,7 +85,8 @@ pub(super) fn run(
         let id = job.held.id;
         let mut refused = None;
         let handles = CallHandles::new(&opener, id);
-        let answer = perform(listener.as_fd(), &grants, inotify.as_mut(), &handles, &job, &mut refused);
+        let serving = Serving { grants: &grants, pairs: &shared.pairs, handles: &handles };
+        let answer = perform(listener.as_fd(), &serving, inotify.as_mut(), &job, &mut refused);
         if let Some(refusal) = refused {
             shared.refused(refusal);
         }
@@ -90,16 +102,24 @@ pub(super) fn run(
     }
 }
 
+/// What the server serves a call with: where the held calls may act, the call's terminals, and
+/// the calling thread's handles.
+struct Serving<'a> {
+    grants: &'a Grants,
+    pairs: &'a super::terminal::Pairs,
+    handles: &'a CallHandles<'a>,
+}
+
 /// Decodes and performs one held call, answering for the program. A refusal the report should
 /// name is put in `refused`.
 fn perform(
     listener: BorrowedFd<'_>,
-    grants: &Grants,
+    serving: &Serving<'_>,
     inotify: Option<&mut Inotify>,
-    handles: &CallHandles<'_>,
     job: &Job,
     refused: &mut Option<Refusal>,
 ) -> Result<Reply, Errno> {
+    let Serving { grants, pairs, handles } = *serving;
     let held = &job.held;
     // Handed over with every call but an inotify instance's.
     let memory = || job.memory.as_ref().ok_or(Errno::PERM);
@@ -140,7 +160,20 @@ fn perform(
             let loopback = grants.connects.as_ref().ok_or(Errno::PERM)?;
             super::sockets::perform(listener, held.id, loopback, handles, memory()?, call)
         }
-        Call::Shm(call) => super::shm::perform(listener, held.id, &grants.shm, handles, memory()?, call),
+        // An open that may be `posix_openpt`'s or `shm_open`'s: the path read once decides.
+        Call::Shm(ShmCall::Open { dirfd, path, flags, mode }) => {
+            let path = memory()?.read_path(path)?;
+            if super::terminal::names_ptmx(dirfd, &path) {
+                let mut bounded = false;
+                let made = super::terminal::open_master(listener, held.id, pairs, flags, &mut bounded);
+                if bounded {
+                    *refused = Some(Refusal::Terminals);
+                }
+                return made.map(|()| Reply::Sent);
+            }
+            super::shm::open(listener, held.id, &grants.shm, handles, (dirfd, &path), flags, mode)
+        }
+        Call::Shm(call) => super::shm::perform(&grants.shm, memory()?, call),
         Call::Memfd { name, flags } => {
             let made = super::memfd::make(memory()?, name, flags, refused)?;
             let cloexec = flags & libc::MFD_CLOEXEC != 0;
@@ -148,8 +181,10 @@ fn perform(
             Ok(Reply::Sent)
         }
         // Answered by the receiver, never handed over.
-        Call::Session(_) | Call::Pid(_) | Call::Udp | Call::Counted(Counted::Task | Counted::Watch) => {
-            Err(Errno::PERM)
-        }
+        Call::Session(_)
+        | Call::Pid(_)
+        | Call::Udp
+        | Call::PtyPeer { .. }
+        | Call::Counted(Counted::Task | Counted::Watch) => Err(Errno::PERM),
     }
 }

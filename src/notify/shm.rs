@@ -72,36 +72,43 @@ impl ShmFolder {
     }
 }
 
-/// Performs one held call that may name `/dev/shm` (see the module's documentation).
-pub fn perform(
+/// Performs a held open of `path` (read once, relative to `dirfd`) that may be `shm_open`'s or
+/// `sem_open`'s (see the module's documentation).
+pub fn open(
     listener: BorrowedFd<'_>,
     id: u64,
     shm: &ShmFolder,
     handles: &CallHandles<'_>,
-    memory: &Memory,
-    call: ShmCall,
+    (dirfd, path): (i32, &[u8]),
+    flags: u32,
+    mode: u32,
 ) -> Result<Reply, Errno> {
+    let Some(name) = shm_name(path).filter(|_| dirfd == AT_FDCWD) else {
+        return Ok(Reply::Continue);
+    };
+    let flags = OFlags::from_bits_retain(flags);
+    let kept = OFlags::ACCMODE
+        | OFlags::CREATE
+        | OFlags::EXCL
+        | OFlags::TRUNC
+        | OFlags::APPEND
+        | OFlags::NONBLOCK
+        | OFlags::DIRECTORY
+        | OFlags::NOFOLLOW;
+    let umask = handles.open(What::Status).ok().and_then(|status| umask(&status));
+    let mode = mode & 0o777 & !umask.unwrap_or(0o022);
+    let opened = open_never_blocking(shm.open()?, name, flags & kept, Mode::from_raw_mode(mode))?;
+    crate::sys::seccomp_notif_send_fd(listener, id, opened.as_fd(), flags.contains(OFlags::CLOEXEC))?;
+    Ok(Reply::Sent)
+}
+
+/// Performs a held `link` or `unlink` that may name `/dev/shm` (see the module's
+/// documentation); an open is [`open`]'s.
+pub fn perform(shm: &ShmFolder, memory: &Memory, call: ShmCall) -> Result<Reply, Errno> {
     match call {
-        ShmCall::Open { dirfd, path, flags, mode } => {
-            let path = memory.read_path(path)?;
-            let Some(name) = shm_name(&path).filter(|_| dirfd == AT_FDCWD) else {
-                return Ok(Reply::Continue);
-            };
-            let flags = OFlags::from_bits_retain(flags);
-            let kept = OFlags::ACCMODE
-                | OFlags::CREATE
-                | OFlags::EXCL
-                | OFlags::TRUNC
-                | OFlags::APPEND
-                | OFlags::NONBLOCK
-                | OFlags::DIRECTORY
-                | OFlags::NOFOLLOW;
-            let umask = handles.open(What::Status).ok().and_then(|status| umask(&status));
-            let mode = mode & 0o777 & !umask.unwrap_or(0o022);
-            let opened = open_never_blocking(shm.open()?, name, flags & kept, Mode::from_raw_mode(mode))?;
-            crate::sys::seccomp_notif_send_fd(listener, id, opened.as_fd(), flags.contains(OFlags::CLOEXEC))?;
-            Ok(Reply::Sent)
-        }
+        // The server reads an open's path itself (it may be `/dev/ptmx`'s: see
+        // `super::terminal`), and calls [`open`].
+        ShmCall::Open { .. } => Err(Errno::INVAL),
         ShmCall::Link { old, new } => {
             let (old, new) = (memory.read_path(old)?, memory.read_path(new)?);
             match (shm_name(&old), shm_name(&new)) {

@@ -160,6 +160,7 @@ impl Sandbox {
             .map(Path::to_owned)
             .ok_or_else(|| Refusal::kernel("the call's tmp folder has no parent folder"))?;
         refuse_write_grants_over(req, &base)?;
+        refusal::refuse_device_grants(req)?;
 
         let mut exec_files = ExecFiles::default();
         let (program_path, program_fd) = resolve_program(req, &mut exec_files)?;
@@ -337,6 +338,11 @@ impl Sandbox {
             true => read_rights() | AccessFs::Execute,
             false => read_rights(),
         };
+        // A grant that holds the host's `/dev` (`/`) is cut around it as around a hole (but not
+        // masked in the own world, which needs its `/dev/null`): the person's terminals, disks and
+        // console lie there (see `refusal::device_grant`). The devices a call gets are granted
+        // above, one by one; the own world's terminals and `/dev/shm` in its pid 1.
+        let cut: Vec<PathBuf> = cut.into_iter().chain([PathBuf::from("/dev")]).collect();
         for (path, fd) in read_roots {
             ruleset = add_around(ruleset, &path, fd, (&cut, &[]), &aliases, read_grant_rights)?;
         }
@@ -475,6 +481,19 @@ impl Sandbox {
             ruleset = ruleset
                 .add_rule(PathBeneath::new(shm, self.tmp_rights))
                 .map_err(|_| "cannot grant the call's /dev/shm to Landlock")?;
+        }
+        // The call's own terminals: its pairs read, written and `ioctl`ed (a terminal's
+        // settings, its size), and `/dev/ptmx` to make them.
+        if let Some(terminals) = entered.terminals {
+            let pair = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
+            ruleset = ruleset
+                .add_rule(PathBeneath::new(terminals.pts, pair | AccessFs::ReadDir))
+                .map_err(|_| "cannot grant the call's /dev/pts to Landlock")?;
+            if let Some(ptmx) = terminals.ptmx {
+                ruleset = ruleset
+                    .add_rule(PathBeneath::new(ptmx, pair))
+                    .map_err(|_| "cannot grant the call's /dev/ptmx to Landlock")?;
+            }
         }
         let door = match &self.door {
             Some(NetworkDoor::Namespace(door)) => Some(door),

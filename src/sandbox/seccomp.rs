@@ -90,6 +90,13 @@ const CLONE_NAMESPACE_FLAGS: [u32; 7] = [
 const SYS_OPEN_TREE_ATTR: libc::c_long = 467;
 const SYS_FILE_SETATTR: libc::c_long = 469;
 
+/// `O_NOCTTY`: an open with it may be `posix_openpt`'s, held where the call's terminals are the
+/// helper's (see [`crate::notify::terminal`]), as is one with exactly `O_RDWR` (glibc's `getpt`).
+const O_NOCTTY: u32 = libc::O_NOCTTY as u32;
+
+/// `TIOCGPTPEER`: the peer of a pty master, opened by no path.
+pub const TIOCGPTPEER: u32 = 0x5441;
+
 /// The `open` flags under which a call may be `shm_open`'s or `sem_open`'s, held where the call
 /// has a `/dev/shm` of its own made by the helper (see [`crate::notify::shm`]): `O_NOFOLLOW`
 /// (both, and musl's), or `O_CREAT | O_EXCL` together (`sem_open`'s temporary file). A filter
@@ -344,11 +351,15 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
             Check::masked_ne(mode, SET_ID_BITS, 0),
         ]]
     };
-    // No set-user-id bit from an open that creates; and where the call's /dev/shm is the
-    // helper's, the opens that may be shm_open's or sem_open's held for it.
+    // No set-user-id bit from an open that creates; and where the call's /dev/shm and
+    // terminals are the helper's, the opens that may be shm_open's, sem_open's or
+    // posix_openpt's held for it.
     let opening = |flags: u8, mode: u8| match policy.metadata {
         Metadata::Notified => {
-            let held = SHM_OPEN_FLAGS.iter().map(|f| vec![Check::masked_eq(flags, *f, *f)]).collect();
+            let mut held: Vec<Vec<Check>> =
+                SHM_OPEN_FLAGS.iter().map(|f| vec![Check::masked_eq(flags, *f, *f)]).collect();
+            held.push(vec![Check::masked_eq(flags, O_NOCTTY, O_NOCTTY)]);
+            held.push(vec![Check::eq(flags, libc::O_RDWR as u32)]);
             Entry::cases(vec![(creating(flags, mode), eperm), (held, Answer::Notify)], Answer::Allow)
         }
         _ => when(creating(flags, mode)),
@@ -421,7 +432,16 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
             ioctl_rules.push(rule);
         }
     }
-    p.set(libc::SYS_ioctl, when(ioctl_rules));
+    // Where the helper makes the call's terminals, a terminal's peer asked by no path is its
+    // too (see `crate::notify::terminal`).
+    let ioctl = match policy.metadata {
+        Metadata::Notified => {
+            let peer = vec![vec![Check::eq(1, TIOCGPTPEER)]];
+            Entry::cases(vec![(ioctl_rules, eperm), (peer, Answer::Notify)], Answer::Allow)
+        }
+        _ => when(ioctl_rules),
+    };
+    p.set(libc::SYS_ioctl, ioctl);
 
     // memfd_create without MFD_NOEXEC_SEAL, or with MFD_EXEC. A memfd's inode lies on an
     // internal mount that Landlock does not govern, so an executable memfd would run any code the

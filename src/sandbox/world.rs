@@ -86,6 +86,28 @@ pub struct Entered {
     pub proc: OwnedFd,
     /// `None` on a machine without `/dev/shm`, or where the host's is kept (see [`World::new`]).
     pub shm: Option<OwnedFd>,
+    /// The call's own terminals (see [`Terminals`]); `None` where none could be made.
+    pub terminals: Option<Terminals>,
+}
+
+/// The most terminals (pty pairs) a call holds at once: its devpts instance's `max`. Every
+/// instance but the host's draws from one pool of the machine's (`kernel.pty.max` less
+/// `kernel.pty.reserve`), which containers' terminals share.
+pub const TERMINALS: u32 = 16;
+
+/// devpts's options for the call's own instance: a new one, its `ptmx` for anyone (it makes the
+/// caller's own pairs), their peers the opener's alone, at most [`TERMINALS`] pairs. Written out
+/// here: the world's pid 1 allocates nothing.
+const DEVPTS_OPTIONS: &std::ffi::CStr = c"newinstance,ptmxmode=0666,mode=0600,max=16";
+
+/// The call's own terminals in the own world: a devpts instance of its own over `/dev/pts` (to
+/// read, write and `ioctl` its pairs), and `/dev/ptmx`, which makes a pair in the instance it
+/// finds beside it by path (the kernel's rule since Linux 4.7), so in this one. The host's
+/// instance, with the person's terminals, is covered, and was never granted.
+pub struct Terminals {
+    pub pts: OwnedFd,
+    /// `None` where there is no `/dev/ptmx` (then `/dev/pts/ptmx`, in `pts`, is the way).
+    pub ptmx: Option<OwnedFd>,
 }
 
 /// What the world is made from, planned in the helper.
@@ -435,6 +457,7 @@ impl World {
             Ok(_) | Err(rustix::io::Errno::NOENT) => None,
             Err(_) => return Err("cannot open /dev/shm"),
         };
+        let terminals = own_terminals(&root);
         for ((_, folder), mount) in self.covered.iter().zip(&self.clones) {
             put(mount, &make_folders(&root, folder.path.as_bytes())?)?;
         }
@@ -495,7 +518,7 @@ impl World {
             }
             None => {}
         }
-        Ok(Entered { proc, shm })
+        Ok(Entered { proc, shm, terminals })
     }
 
     /// The masks: an empty folder and an empty file of mode 000, made on a tmpfs mounted for a
@@ -553,6 +576,20 @@ impl World {
     }
 }
 
+/// Mounts the call's own devpts instance over `/dev/pts` (see [`Terminals`]). `None` where the
+/// world has no `/dev/pts` or the kernel refuses the mount: the call then has no terminal, and
+/// nothing of the host's is granted in its place.
+fn own_terminals(root: &OwnedFd) -> Option<Terminals> {
+    let folder = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    rustix::fs::openat(root, c"dev/pts", folder, Mode::empty()).ok()?;
+    crate::sys::mount_devpts(c"/dev/pts", DEVPTS_OPTIONS).ok()?;
+    let pts = rustix::fs::open(c"/dev/pts", folder, Mode::empty()).ok()?;
+    // The host's device node, or a link to `pts/ptmx` as containers make it (followed: it then
+    // lies in the new instance).
+    let ptmx = rustix::fs::open(c"/dev/ptmx", OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).ok();
+    Some(Terminals { pts, ptmx })
+}
+
 /// Makes the folders of `path` (relative to `root`, in the call's own /tmp or /dev/shm) that do
 /// not exist yet, never following a link, and returns the last. Allocation-free: components are
 /// copied into a buffer on the stack.
@@ -604,4 +641,15 @@ fn open_verified(root: &OwnedFd, folder: &KnownFolder) -> Result<OwnedFd, &'stat
         );
     }
     Ok(fd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_calls_devpts_holds_at_most_its_terminals() {
+        let options = DEVPTS_OPTIONS.to_str().unwrap();
+        assert!(options.split(',').any(|o| o == format!("max={TERMINALS}")), "{options}");
+    }
 }

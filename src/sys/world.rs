@@ -129,6 +129,17 @@ pub fn mount_tmpfs(target: &std::ffi::CStr, noexec: bool, options: &std::ffi::CS
     if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
+/// Mounts a new devpts instance at `target`, with devpts's option string `options` (see
+/// `crate::sandbox::world`): nothing set-user-id or executable on it.
+pub fn mount_devpts(target: &std::ffi::CStr, options: &std::ffi::CStr) -> Result<(), io::Error> {
+    let flags = libc::MS_NOSUID | libc::MS_NOEXEC;
+    // SAFETY: NUL-terminated strings that outlive the call; the data is devpts's option string.
+    let ret = unsafe {
+        libc::mount(c"devpts".as_ptr(), target.as_ptr(), c"devpts".as_ptr(), flags, options.as_ptr().cast())
+    };
+    if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
 /// Detaches the mount at `target` (what was beneath it shows again; a bind mount of a file in
 /// it keeps that file alive).
 pub fn unmount_detach(target: &std::ffi::CStr) -> Result<(), io::Error> {
