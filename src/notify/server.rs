@@ -9,9 +9,10 @@
 //!
 //! - no capability, as root too, so the kernel checks each call it performs against the
 //!   program's own rights;
-//! - Landlock, handling every file right with two rules: the call's tmp folder (where the
-//!   call's own `/dev/shm` is), and reading the helper's own `/proc/self/fdinfo` (the inotify
-//!   counts). It opens nothing else for reading or writing: the grants' files are reached as
+//! - Landlock, handling every file right with three rules: the call's tmp folder (where the
+//!   call's own `/dev/shm` is), reading the helper's own `/proc/self/fdinfo` (the inotify
+//!   counts), and `/dev/ptmx` (the call's terminals, [`super::terminal`]). It opens nothing else
+//!   for reading or writing: the grants' files are reached as
 //!   `O_PATH` descriptors, which Landlock does not check and which can be neither read nor
 //!   written; both scopes, so it signals no process outside its domain (none);
 //! - seccomp, allowing only the calls it makes: no `execve`, no new process, no `ptrace`, no

@@ -31,6 +31,7 @@ pub const LANDLOCK_ONLY_LACKS: &[&str] = &[
     "/dev/shm itself (POSIX shared memory and semaphores work: shm_open and sem_open are made by the helper in the call's tmp folder; the host's /dev/shm stays unreachable)",
     "a network of the call's own (the host's is shared: TCP only, no UDP; the program's servers listen on the call's own loopback address, on ports above the host's automatic range (the report's servers), where other local processes could connect too; [internet] tcp endpoints by address only)",
     "System V IPC (refused)",
+    "a terminal's peer by its path (ptsname, then open: expect's way; openpty, forkpty, script and pty.fork work, the helper makes the pair)",
     "the file systems' own ioctls that change a file (chattr's flags), even inside the write grants (refused; mode, owner, times and extended attributes there are performed by the helper)",
 ];
 
