@@ -31,9 +31,16 @@ pub const LANDLOCK_ONLY_LACKS: &[&str] = &[
     "/dev/shm itself (POSIX shared memory and semaphores work: shm_open and sem_open are made by the helper in the call's tmp folder; the host's /dev/shm stays unreachable)",
     "a network of the call's own (the host's is shared: TCP only, no UDP; the program's servers listen on the call's own loopback address, on ports above the host's automatic range (the report's servers), where other local processes could connect too; [internet] tcp endpoints by address only)",
     "System V IPC (refused)",
+    UNIX_SOCKETS,
     "a terminal's peer by its path (ptsname, then open: expect's way; openpty, forkpty, script and pty.fork work, the helper makes the pair)",
     "the file systems' own ioctls that change a file (chattr's flags), even inside the write grants (refused; mode, owner, times and extended attributes there are performed by the helper)",
 ];
+
+/// What both modes lack: Landlock before ABI 9 (`LANDLOCK_ACCESS_FS_RESOLVE_UNIX`) cannot keep a
+/// program's `connect` from the host's sockets in a folder it may read (the ssh agent, Docker's
+/// socket, the session bus), nor can a read-only mount or a network namespace; the held connect
+/// that would stand in for it is not built yet.
+pub const UNIX_SOCKETS: &str = "Unix sockets of the call's own (socket(AF_UNIX) is refused: this kernel's Landlock cannot keep a connect from the host's sockets; socketpair works, and so do TCP servers on the call's loopback)";
 
 /// What the own world lacks (see [`super::seccomp`]'s `XATTR_SETTERS`).
 pub const OWN_WORLD_LACKS_XATTRS: &str = "setting extended attributes and POSIX ACLs (EOPNOTSUPP, as a file system without them answers: an ACL set on a memfd would make it executable past the kernel's exec seal)";
@@ -53,9 +60,9 @@ impl WorldMode {
     pub fn lacks(self, sealed_memfds_only: bool) -> Vec<&'static str> {
         match self {
             WorldMode::OwnWorld { .. } if sealed_memfds_only => {
-                vec![OWN_WORLD_LACKS_XATTRS, super::appetite::SEALED_MEMFDS_ONLY]
+                vec![UNIX_SOCKETS, OWN_WORLD_LACKS_XATTRS, super::appetite::SEALED_MEMFDS_ONLY]
             }
-            WorldMode::OwnWorld { .. } => vec![OWN_WORLD_LACKS_XATTRS],
+            WorldMode::OwnWorld { .. } => vec![UNIX_SOCKETS, OWN_WORLD_LACKS_XATTRS],
             WorldMode::LandlockOnly => LANDLOCK_ONLY_LACKS.to_vec(),
         }
     }
