@@ -290,24 +290,12 @@ impl Loopback {
         family: AddressFamily,
         nonblocking: bool,
     ) -> Result<OwnedFd, Errno> {
-        let servers = self.live_servers();
+        let mut servers = lock(&self.servers);
         let mut bound = lock(&self.bound);
-        // Those the program closed are gone.
-        bound.retain(still_bound);
-        if servers.len() + bound.len() >= MAX_SERVERS
-            || servers.iter().chain(bound.iter()).any(clashes(asked))
-        {
-            return Err(Errno::ADDRINUSE);
-        }
+        make_room(&mut servers, &mut bound, asked)?;
         drop(servers);
-        let socket = self.socket(family)?;
-        rustix::net::sockopt::set_socket_reuseaddr(&socket, true)?;
-        self.bind_in_band(&socket, family)?;
-        rustix::io::ioctl_fionbio(&socket, nonblocking)?;
-        let real = local_address(&socket).map_err(|_| Errno::ADDRNOTAVAIL)?;
-        let port = if asked.port() == 0 { real.port() } else { asked.port() };
-        let inode = rustix::fs::fstat(&socket)?.st_ino;
-        bound.push(Server { asked: SocketAddr::new(asked.ip(), port), real, inode });
+        let (socket, server) = self.in_band(asked, family, false, nonblocking)?;
+        bound.push(server);
         Ok(socket)
     }
 
@@ -325,11 +313,27 @@ impl Loopback {
         self.listen(asked, family, nonblocking)
     }
 
-    /// The program's listeners, those it closed forgotten (their ports are free again).
-    fn live_servers(&self) -> std::sync::MutexGuard<'_, Vec<Server>> {
-        let mut servers = lock(&self.servers);
-        servers.retain(still_listening);
-        servers
+    /// A socket of `family` on the call's address, on a port of its band (listening if
+    /// `listening`, blocking or not as the program's was), and the server it is for `asked` (a
+    /// port 0 is the port it got).
+    fn in_band(
+        &self,
+        asked: SocketAddr,
+        family: AddressFamily,
+        listening: bool,
+        nonblocking: bool,
+    ) -> Result<(OwnedFd, Server), Errno> {
+        let socket = self.socket(family)?;
+        rustix::net::sockopt::set_socket_reuseaddr(&socket, true)?;
+        self.bind_in_band(&socket, family)?;
+        if listening {
+            rustix::net::listen(&socket, 4096)?;
+        }
+        rustix::io::ioctl_fionbio(&socket, nonblocking)?;
+        let real = local_address(&socket).map_err(|_| Errno::ADDRNOTAVAIL)?;
+        let port = if asked.port() == 0 { real.port() } else { asked.port() };
+        let inode = rustix::fs::fstat(&socket)?.st_ino;
+        Ok((socket, Server { asked: SocketAddr::new(asked.ip(), port), real, inode }))
     }
 
     /// Makes a listener for the program's `listen` of `asked` (of a socket it bound, or one it
@@ -342,23 +346,11 @@ impl Loopback {
         family: AddressFamily,
         nonblocking: bool,
     ) -> Result<OwnedFd, Errno> {
-        let mut servers = self.live_servers();
-        let bound = lock(&self.bound);
-        if servers.len() + bound.len() >= MAX_SERVERS
-            || servers.iter().chain(bound.iter()).any(clashes(asked))
-        {
-            return Err(Errno::ADDRINUSE);
-        }
+        let mut servers = lock(&self.servers);
+        let mut bound = lock(&self.bound);
+        make_room(&mut servers, &mut bound, asked)?;
         drop(bound);
-        let socket = self.socket(family)?;
-        rustix::net::sockopt::set_socket_reuseaddr(&socket, true)?;
-        self.bind_in_band(&socket, family)?;
-        rustix::net::listen(&socket, 4096)?;
-        rustix::io::ioctl_fionbio(&socket, nonblocking)?;
-        let real = local_address(&socket).map_err(|_| Errno::ADDRNOTAVAIL)?;
-        let port = if asked.port() == 0 { real.port() } else { asked.port() };
-        let inode = rustix::fs::fstat(&socket)?.st_ino;
-        let server = Server { asked: SocketAddr::new(asked.ip(), port), real, inode };
+        let (socket, server) = self.in_band(asked, family, true, nonblocking)?;
         servers.push(server);
         let mut made = lock(&self.made);
         if made.len() < MAX_SERVERS {
@@ -503,6 +495,18 @@ fn still_bound(server: &Server) -> bool {
         let _ = rustix::net::sockopt::set_ipv6_v6only(&probe, false);
     }
     rustix::net::bind(&probe, &server.real) == Err(Errno::ADDRINUSE)
+}
+
+/// Room for one more listener or bound socket of the program's, for `asked`: those it closed are
+/// forgotten (their ports are free again); `EADDRINUSE` past [`MAX_SERVERS`] at once, or where
+/// one of them already has the address.
+fn make_room(servers: &mut Vec<Server>, bound: &mut Vec<Server>, asked: SocketAddr) -> Result<(), Errno> {
+    servers.retain(still_listening);
+    bound.retain(still_bound);
+    if servers.len() + bound.len() >= MAX_SERVERS || servers.iter().chain(bound.iter()).any(clashes(asked)) {
+        return Err(Errno::ADDRINUSE);
+    }
+    Ok(())
 }
 
 /// Whether a server or bound socket of the program's already has what `asked` asks for (its port,
