@@ -10,7 +10,7 @@
 //! | a read or write grant passes through a symbolic link (`/lib` → `usr/lib` on a merged-usr system; a `~/Link/Files/proj` → `~/.ssh` planted by an earlier call) | error | `run` opens grants with [`grants::open_no_symlinks`] and refuses a link: following it would grant whatever the link points at. The help names the real folder |
 //! | a grant names a file, or cannot be opened | error | the same open |
 //! | a grant lies in a `[files] deny` path | error | [`protected::grant_in_denied`], as `run` |
-//! | a grant lies in the host's `/dev` (not `/dev/shm`) | error | as `run` ([`crate::sandbox::refusal::device_grant`]): the person's terminals, disks and console lie there |
+//! | a grant lies in the host's `/dev` (not `/dev/shm`) | error | as `run` ([`crate::protected::device_grant`]): the person's terminals, disks and console lie there |
 //! | a write grant overlaps an agent's records folder (`--agent-dir`) | error | as `run`: Landlock cannot carve the records out of a write grant |
 //! | a write grant reaches the sandbox file itself, or the lnk that checks it (by the path it was called by, a link on the way, or its image) | error | as `run` ([`trusted`]): a program could rewrite what the next call grants, or replace what it runs |
 //! | a write grant overlaps lnk's private tmp base (`$TMPDIR/lnk-<uid>`: every call's tmp folder) | error | as `run` ([`crate::sandbox::over_tmp_base`]) |
@@ -87,7 +87,7 @@ pub fn on_this_computer(
             let why = protected::grant_in_denied_why(&grant.path, denied);
             found.push(at(why).with_help("a grant inside a denied path would lose to it silently"));
         }
-        if let Some(why) = crate::sandbox::refusal::device_grant(&grant.path) {
+        if let Some(why) = crate::protected::device_grant(&grant.path) {
             found.push(at(why).with_help("remove the grant: a program's devices are the call's own"));
         }
         if let Some(shared) = shared_place(&grant.path) {

@@ -292,6 +292,24 @@ pub fn grant_in_denied_why(grant: &Path, denied: &Path) -> String {
     )
 }
 
+/// The host's devices: no grant opens one (see [`device_grant`]). Its `/dev/shm` is not among them.
+pub fn is_device_path(path: &Path) -> bool {
+    path.starts_with("/dev") && !path.starts_with("/dev/shm")
+}
+
+/// Why a grant of `grant` is refused, if it lies in the host's devices (for `run` and `check`
+/// alike): the person's terminals (`/dev/pts`, a console's `/dev/vcs`), disks and inputs lie
+/// there, and a device's own mode is often the person's (their terminal) or root's (as root,
+/// the program is its owner). A grant that holds `/dev` (`/`) is cut around it instead.
+pub fn device_grant(grant: &Path) -> Option<String> {
+    is_device_path(grant).then(|| {
+        format!(
+            "`{}` lies in `/dev`, the host's devices (the person's terminals, disks and console), which no grant opens; every call gets /dev/null, /dev/zero, /dev/full, /dev/random and /dev/urandom, and a terminal of its own (/dev/ptmx)",
+            grant.display()
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

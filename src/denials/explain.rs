@@ -72,8 +72,8 @@ pub fn explain(named: &Named, scene: &Scene<'_>, protected: &[PathBuf]) -> Optio
         let target = lexical.display().to_string();
         return Some(Denial { access, target, cause: Cause::Protected, why, fix: None, inferred: true });
     }
-    // The host's devices: no grant opens one (see `crate::sandbox::refusal::device_grant`).
-    if crate::sandbox::refusal::is_device_path(&lexical) && !relative && named.reason != Reason::Missing {
+    // The host's devices: no grant opens one (see `crate::protected::device_grant`).
+    if crate::protected::is_device_path(&lexical) && !relative && named.reason != Reason::Missing {
         let access = match named.hint {
             Hint::Write => Access::Write,
             _ if named.reason == Reason::ReadOnly => Access::Write,

@@ -14,6 +14,20 @@
 
 use rustix::io::Errno;
 
+/// Calls whose first argument is a pid: the call's own only (see `crate::sandbox::seccomp::Pids`).
+pub const SELF_ONLY: &[libc::c_long] = &[
+    libc::SYS_prlimit64,
+    libc::SYS_sched_setaffinity,
+    libc::SYS_sched_setscheduler,
+    libc::SYS_sched_setparam,
+    libc::SYS_sched_setattr,
+    libc::SYS_migrate_pages,
+    libc::SYS_move_pages,
+];
+
+/// `TIOCGPTPEER`: the peer of a pty master, opened by no path.
+pub const TIOCGPTPEER: u32 = 0x5441;
+
 /// `AT_FDCWD`, as the kernel reads a directory descriptor argument.
 pub const AT_FDCWD: i32 = -100;
 const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
@@ -205,10 +219,10 @@ pub fn decode_call(nr: i64, args: [u64; 6]) -> Result<Call, Errno> {
         n if n == libc::SYS_inotify_add_watch => {
             Ok(Call::Watch { fd: int(args[0]), path: args[1], mask: args[2] as u32 })
         }
-        n if crate::sandbox::seccomp::SELF_ONLY.contains(&n) => Ok(Call::Pid(int(args[0]))),
+        n if SELF_ONLY.contains(&n) => Ok(Call::Pid(int(args[0]))),
         n if n == libc::SYS_setpriority || n == libc::SYS_ioprio_set => Ok(Call::Pid(int(args[1]))),
         n if n == libc::SYS_socket => Ok(Call::Udp),
-        n if n == libc::SYS_ioctl && args[1] as u32 == crate::sandbox::seccomp::TIOCGPTPEER => {
+        n if n == libc::SYS_ioctl && args[1] as u32 == TIOCGPTPEER => {
             Ok(Call::PtyPeer { fd: int(args[0]), flags: args[2] as u32 })
         }
         n if n == libc::SYS_memfd_create => Ok(Call::Memfd { name: args[0], flags: args[1] as u32 }),

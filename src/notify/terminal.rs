@@ -4,7 +4,7 @@
 //! The host's `/dev/pts` holds the person's terminals, and Landlock cannot tell the call's pairs
 //! there from theirs; a pair's master is made by opening `/dev/ptmx`, and every pair made draws
 //! from the machine's pool (`kernel.pty.max`), which the person's terminals share. So the
-//! program is granted neither (see [`crate::sandbox::refusal::device_grant`]), and:
+//! program is granted neither (see [`crate::protected::device_grant`]), and:
 //!
 //! - an open of `/dev/ptmx` is made by the server ([`open_master`]): seccomp holds the opens that
 //!   may be `posix_openpt`'s (`O_NOCTTY`, which musl and most callers give, or exactly `O_RDWR`,
@@ -36,9 +36,10 @@ use std::sync::Mutex;
 use rustix::io::Errno;
 use rustix::pty::OpenptFlags;
 
-/// The most pairs the call's program holds at once in the Landlock-only mode (the own world's
-/// devpts instance has the same `max`: [`crate::sandbox::world::TERMINALS`]).
-pub const MAX_PAIRS: usize = crate::sandbox::world::TERMINALS as usize;
+/// The most terminals (pty pairs) a call holds at once, in either mode (the own world's devpts
+/// instance has this `max`). Every pair made draws from the machine's pool (`kernel.pty.max`),
+/// which the person's terminals and containers' share.
+pub const MAX_PAIRS: usize = 16;
 
 /// `/dev/ptmx`'s device number (major 5, minor 2): every pty master is this device.
 const PTMX: (u32, u32) = (5, 2);

@@ -340,7 +340,7 @@ impl Sandbox {
         };
         // A grant that holds the host's `/dev` (`/`) is cut around it as around a hole (but not
         // masked in the own world, which needs its `/dev/null`): the person's terminals, disks and
-        // console lie there (see `refusal::device_grant`). The devices a call gets are granted
+        // console lie there (see `crate::protected::device_grant`). The devices a call gets are granted
         // above, one by one; the own world's terminals and `/dev/shm` in its pid 1.
         let cut: Vec<PathBuf> = cut.into_iter().chain([PathBuf::from("/dev")]).collect();
         for (path, fd) in read_roots {

@@ -75,27 +75,9 @@ pub(super) fn refuse_write_grants_over(req: &SandboxRequest<'_>, base: &Path) ->
     trusted::refuse_write_grants_over(&files, &req.flags.write)
 }
 
-/// The host's devices: no grant opens one (see [`device_grant`]). Its `/dev/shm` is not among them.
-pub fn is_device_path(path: &Path) -> bool {
-    path.starts_with("/dev") && !path.starts_with("/dev/shm")
-}
-
-/// Why a grant of `grant` is refused, if it lies in the host's devices (for `run` and `check`
-/// alike): the person's terminals (`/dev/pts`, a console's `/dev/vcs`), disks and inputs lie
-/// there, and a device's own mode is often the person's (their terminal) or root's (as root,
-/// the program is its owner). A grant that holds `/dev` (`/`) is cut around it instead.
-pub fn device_grant(grant: &Path) -> Option<String> {
-    is_device_path(grant).then(|| {
-        format!(
-            "`{}` lies in `/dev`, the host's devices (the person's terminals, disks and console), which no grant opens; every call gets /dev/null, /dev/zero, /dev/full, /dev/random and /dev/urandom, and a terminal of its own (/dev/ptmx)",
-            grant.display()
-        )
-    })
-}
-
-/// Refuses a grant in the host's devices (see [`device_grant`]).
+/// Refuses a grant in the host's devices (see [`crate::protected::device_grant`]).
 pub(super) fn refuse_device_grants(req: &SandboxRequest<'_>) -> Result<(), Refusal> {
-    match req.flags.read.iter().chain(&req.flags.write).find_map(|g| device_grant(g)) {
+    match req.flags.read.iter().chain(&req.flags.write).find_map(|g| crate::protected::device_grant(g)) {
         Some(why) => Err(Refusal::refused(why)),
         None => Ok(()),
     }

@@ -70,6 +70,7 @@
 pub(super) use super::seccomp_policy::every_policy;
 pub use super::seccomp_policy::{Counting, Memfd, Metadata, Network, Pids, SeccompPolicy, Sessions};
 use crate::bpf::{Answer, Check, Entry, Instruction, Policy};
+pub use crate::notify::request::{SELF_ONLY, TIOCGPTPEER};
 use crate::sys::{SYS_FCHMODAT2, SYS_REMOVEXATTRAT, SYS_SETXATTRAT};
 
 const TIOCSTI: u32 = 0x5412;
@@ -93,9 +94,6 @@ const SYS_FILE_SETATTR: libc::c_long = 469;
 /// `O_NOCTTY`: an open with it may be `posix_openpt`'s, held where the call's terminals are the
 /// helper's (see [`crate::notify::terminal`]), as is one with exactly `O_RDWR` (glibc's `getpt`).
 const O_NOCTTY: u32 = libc::O_NOCTTY as u32;
-
-/// `TIOCGPTPEER`: the peer of a pty master, opened by no path.
-pub const TIOCGPTPEER: u32 = 0x5441;
 
 /// The `open` flags under which a call may be `shm_open`'s or `sem_open`'s, held where the call
 /// has a `/dev/shm` of its own made by the helper (see [`crate::notify::shm`]): `O_NOFOLLOW`
@@ -203,17 +201,6 @@ const DENIED: &[libc::c_long] = &[
 /// A new session or process group: run in a pid namespace of the call's own, whose end ends
 /// every process in it, whatever group it is in; held where the helper notes each new group.
 const SESSIONS: &[libc::c_long] = &[libc::SYS_setsid, libc::SYS_setpgid];
-
-/// Calls whose first argument is a pid: the call's own only (see [`Pids`]).
-pub const SELF_ONLY: &[libc::c_long] = &[
-    libc::SYS_prlimit64,
-    libc::SYS_sched_setaffinity,
-    libc::SYS_sched_setscheduler,
-    libc::SYS_sched_setparam,
-    libc::SYS_sched_setattr,
-    libc::SYS_migrate_pages,
-    libc::SYS_move_pages,
-];
 
 /// System V IPC and POSIX message queues: the host's, unless the call has an IPC namespace.
 const IPC: &[libc::c_long] = &[

@@ -90,14 +90,11 @@ pub struct Entered {
     pub terminals: Option<Terminals>,
 }
 
-/// The most terminals (pty pairs) a call holds at once: its devpts instance's `max`. Every
-/// instance but the host's draws from one pool of the machine's (`kernel.pty.max` less
-/// `kernel.pty.reserve`), which containers' terminals share.
-pub const TERMINALS: u32 = 16;
-
 /// devpts's options for the call's own instance: a new one, its `ptmx` for anyone (it makes the
-/// caller's own pairs), their peers the opener's alone, at most [`TERMINALS`] pairs. Written out
-/// here: the world's pid 1 allocates nothing.
+/// caller's own pairs), their peers the opener's alone, at most
+/// [`crate::notify::terminal::MAX_PAIRS`] pairs (every instance but the host's draws from one
+/// pool of the machine's, `kernel.pty.max` less `kernel.pty.reserve`, which containers'
+/// terminals share). Written out here: the world's pid 1 allocates nothing.
 const DEVPTS_OPTIONS: &std::ffi::CStr = c"newinstance,ptmxmode=0666,mode=0600,max=16";
 
 /// The call's own terminals in the own world: a devpts instance of its own over `/dev/pts` (to
@@ -650,6 +647,7 @@ mod tests {
     #[test]
     fn the_calls_devpts_holds_at_most_its_terminals() {
         let options = DEVPTS_OPTIONS.to_str().unwrap();
-        assert!(options.split(',').any(|o| o == format!("max={TERMINALS}")), "{options}");
+        let max = crate::notify::terminal::MAX_PAIRS;
+        assert!(options.split(',').any(|o| o == format!("max={max}")), "{options}");
     }
 }
