@@ -346,6 +346,19 @@ try:
 except OSError as e:
     print('bound=%s' % errno.errorcode[e.errno], flush=True)
 print('held=%d' % len(held), flush=True)
+for m, s in held:
+    os.close(m); os.close(s)
+# A pair whose master is closed lives on while its peer is kept: counted still.
+peers = []
+try:
+    while len(peers) < 40:
+        m, s = os.openpty()
+        os.close(m)
+        peers.append(s)
+    print('orphans=none', flush=True)
+except OSError as e:
+    print('orphans=%s' % errno.errorcode[e.errno], flush=True)
+print('orphans_held=%d' % len(peers), flush=True)
 "#;
     for mode in modes() {
         let agent = Agent::new("terminal", "commands = [\"script\", \"sh\", \"python3\"]\n");
@@ -357,6 +370,9 @@ print('held=%d' % len(held), flush=True)
         r.assert_said("bound", "ENOSPC");
         let held: usize = r.said("held").parse().unwrap();
         assert!((1..16).contains(&held), "{mode:?}: held {held}");
+        r.assert_said("orphans", "ENOSPC");
+        let orphans: usize = r.said("orphans_held").parse().unwrap();
+        assert!((1..=16).contains(&orphans), "{mode:?}: {orphans} peers kept");
         if mode == Mode::LandlockOnly {
             let named = r.json["denials"]
                 .as_array()

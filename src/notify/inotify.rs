@@ -306,7 +306,7 @@ fn watches_in(fdinfo: &[u8]) -> Vec<(u64, u64)> {
 }
 
 /// The data of each entry an epoll's `fdinfo` lists (`tfd: … events: … data: …`).
-fn live_numbers(fdinfo: &[u8]) -> Vec<u64> {
+pub(super) fn live_numbers(fdinfo: &[u8]) -> Vec<u64> {
     String::from_utf8_lossy(fdinfo)
         .lines()
         .filter(|l| l.starts_with("tfd:"))

@@ -52,7 +52,10 @@ pub(super) fn run(
     // Made before the confinement (it opens `/proc/self/fdinfo`, which the confinement then
     // lets it read). None: nothing can count the call's inotify use, so none is made.
     let mut inotify = Inotify::new(appetite.inotify_instances, appetite.inotify_watches).ok();
-    let fdinfo = inotify.as_ref().map(|i| i.fdinfo_folder());
+    // The helper's own `/proc/self/fdinfo`, where the call's terminals are counted (and its
+    // inotify instances, through their own descriptor of it). None: no terminal is made.
+    let dir = rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC;
+    let fdinfo = rustix::fs::open(c"/proc/self/fdinfo", dir, rustix::fs::Mode::empty()).ok();
     // `/dev/ptmx`, the one device it may open (see `super::terminal`); none on a machine
     // without one.
     let ptmx = rustix::fs::open(
@@ -61,8 +64,11 @@ pub(super) fn run(
         rustix::fs::Mode::empty(),
     )
     .ok();
-    let confined =
-        crate::thread_confinement::confine_held_calls(tmp.as_fd(), fdinfo, ptmx.as_ref().map(|p| p.as_fd()));
+    let confined = crate::thread_confinement::confine_held_calls(
+        tmp.as_fd(),
+        fdinfo.as_ref().map(|f| f.as_fd()),
+        ptmx.as_ref().map(|p| p.as_fd()),
+    );
     drop(ptmx);
     if let Err(why) = confined {
         // Said on lnk's own standard error: the report is the program's, and this is lnk's.
@@ -86,7 +92,8 @@ pub(super) fn run(
         let id = job.held.id;
         let mut refused = None;
         let handles = CallHandles::new(&opener, id);
-        let serving = Serving { grants: &grants, pairs: &shared.pairs, handles: &handles };
+        let fdinfo = fdinfo.as_ref().map(|f| f.as_fd());
+        let serving = Serving { grants: &grants, pairs: &shared.pairs, fdinfo, handles: &handles };
         let answer = perform(listener.as_fd(), &serving, inotify.as_mut(), &job, &mut refused);
         if let Some(refusal) = refused {
             shared.refused(refusal);
@@ -108,6 +115,8 @@ pub(super) fn run(
 struct Serving<'a> {
     grants: &'a Grants,
     pairs: &'a super::terminal::Pairs,
+    /// The helper's `/proc/self/fdinfo`, where the call's terminals are counted.
+    fdinfo: Option<BorrowedFd<'a>>,
     handles: &'a CallHandles<'a>,
 }
 
@@ -120,7 +129,7 @@ fn perform(
     job: &Job,
     refused: &mut Option<Refusal>,
 ) -> Result<Reply, Errno> {
-    let Serving { grants, pairs, handles } = *serving;
+    let Serving { grants, pairs, fdinfo, handles } = *serving;
     let held = &job.held;
     // Handed over with every call but an inotify instance's.
     let memory = || job.memory.as_ref().ok_or(Errno::PERM);
@@ -166,7 +175,8 @@ fn perform(
             let path = memory()?.read_path(path)?;
             if super::terminal::names_ptmx(dirfd, &path) {
                 let mut bounded = false;
-                let made = super::terminal::open_master(listener, held.id, pairs, flags, &mut bounded);
+                let made =
+                    super::terminal::open_master(listener, held.id, (pairs, fdinfo), flags, &mut bounded);
                 if bounded {
                     *refused = Some(Refusal::Terminals);
                 }

@@ -44,31 +44,47 @@ pub const MAX_PAIRS: usize = 16;
 /// `/dev/ptmx`'s device number (major 5, minor 2): every pty master is this device.
 const PTMX: (u32, u32) = (5, 2);
 
-/// A pair the helper made: its number (`/dev/pts/N`) and its peer's birth time (the node's
-/// change time, set when the pair is made).
+/// A pair the helper made: its serial (its epoll entries' data), its number (`/dev/pts/N`) and
+/// its peer's node as it was made (device, inode and change time: a number taken again since, or
+/// the same number in another devpts instance, is another node).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Pair {
+    serial: u64,
     number: u32,
-    born: (i64, u64),
+    /// The `ptmx` its master was made by (its device and inode: `/dev/ptmx`'s).
+    ptmx: (u64, u64),
+    node: Node,
 }
 
-impl Pair {
-    /// The pair numbered `number` as it is now, if its peer's node is there.
-    fn now(number: u32) -> Option<Pair> {
-        let node = rustix::fs::stat(format!("/dev/pts/{number}")).ok()?;
-        Some(Pair { number, born: (node.st_ctime, node.st_ctime_nsec as u64) })
+/// A peer's node: its device, inode and change time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Node {
+    device: u64,
+    inode: u64,
+    changed: (i64, u64),
+}
+
+impl Node {
+    fn of(stat: &rustix::fs::Stat) -> Node {
+        Node { device: stat.st_dev, inode: stat.st_ino, changed: (stat.st_ctime, stat.st_ctime_nsec as u64) }
     }
 
-    /// Whether this pair still lives (its number not freed, nor taken again since).
-    fn lives(self) -> bool {
-        Pair::now(self.number) == Some(self)
+    /// The node of the pair numbered `number` in the host's instance, if it is there.
+    fn at(number: u32) -> Option<Node> {
+        rustix::fs::stat(format!("/dev/pts/{number}")).ok().map(|stat| Node::of(&stat))
     }
 }
 
-/// The pairs the helper made for the call.
+/// The pairs the helper made for the call, and an epoll set that knows which still live: each
+/// master and peer the helper makes is entered there with its pair's serial, and an epoll entry
+/// holds no reference, so the kernel drops it with its file's last one. A pair lives while any
+/// of its files does (a peer kept after its master closed keeps the pair's number taken), which
+/// the entries left say exactly (see [`super::inotify`], which counts instances the same way).
 #[derive(Debug, Default)]
 pub struct Pairs {
     made: Mutex<Vec<Pair>>,
+    live: std::sync::OnceLock<OwnedFd>,
+    serials: std::sync::atomic::AtomicU64,
 }
 
 impl Pairs {
@@ -76,9 +92,38 @@ impl Pairs {
         self.made.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Whether `pair` is one the helper made for the call.
-    fn holds(&self, pair: Pair) -> bool {
-        self.made().contains(&pair)
+    /// The epoll set, made at first use.
+    fn live(&self) -> Result<BorrowedFd<'_>, Errno> {
+        if let Some(live) = self.live.get() {
+            return Ok(live.as_fd());
+        }
+        let made = rustix::event::epoll::create(rustix::event::epoll::CreateFlags::CLOEXEC)?;
+        Ok(self.live.get_or_init(|| made).as_fd())
+    }
+
+    /// Enters `file` (a master or peer of `pair`) in the epoll set.
+    fn enter(&self, pair: &Pair, file: &OwnedFd) -> Result<(), Errno> {
+        let data = rustix::event::epoll::EventData::new_u64(pair.serial);
+        rustix::event::epoll::add(self.live()?, file, data, rustix::event::epoll::EventFlags::empty())
+    }
+
+    /// Forgets the pairs none of whose files lives, reading the epoll set's entries through
+    /// `fdinfo` (the helper's `/proc/self/fdinfo`).
+    fn forget_ended(&self, made: &mut Vec<Pair>, fdinfo: BorrowedFd<'_>) -> Result<(), Errno> {
+        let live = self.live()?;
+        let name = std::os::fd::AsRawFd::as_raw_fd(&live).to_string();
+        let info = rustix::fs::openat(
+            fdinfo,
+            name,
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )?;
+        let mut text = Vec::new();
+        std::io::Read::read_to_end(&mut std::fs::File::from(info), &mut text)
+            .map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?;
+        let serials = super::inotify::live_numbers(&text);
+        made.retain(|pair| serials.contains(&pair.serial));
+        Ok(())
     }
 }
 
@@ -89,23 +134,33 @@ pub fn names_ptmx(dirfd: i32, path: &[u8]) -> bool {
 
 /// Makes a pair's master for a held open of `/dev/ptmx` with the program's `flags` (its
 /// `O_NONBLOCK` and close-on-exec kept), and puts it in the program as the call's answer.
-/// `ENOSPC` past [`MAX_PAIRS`] live pairs (`bounded` is then set).
+/// `ENOSPC` past [`MAX_PAIRS`] live pairs, or where they cannot be counted (`bounded` is then
+/// set); `fdinfo` is the helper's `/proc/self/fdinfo`, where they are counted.
 pub fn open_master(
     listener: BorrowedFd<'_>,
     id: u64,
-    pairs: &Pairs,
+    (pairs, fdinfo): (&Pairs, Option<BorrowedFd<'_>>),
     flags: u32,
     bounded: &mut bool,
 ) -> Result<(), Errno> {
     let mut made = pairs.made();
-    made.retain(|pair| pair.lives());
+    // Counted or refused: a pair that cannot be counted is not made.
+    let counted = fdinfo.ok_or(Errno::NOSPC).and_then(|fdinfo| pairs.forget_ended(&mut made, fdinfo));
+    if let Err(e) = counted {
+        *bounded = true;
+        return Err(e);
+    }
     if made.len() >= MAX_PAIRS {
         *bounded = true;
         return Err(Errno::NOSPC);
     }
     let master = rustix::pty::openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)?;
     let number = number_of(&master)?;
-    let pair = Pair::now(number).ok_or(Errno::IO)?;
+    let node = Node::at(number).ok_or(Errno::IO)?;
+    let serial = pairs.serials.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let made_by = rustix::fs::fstat(&master)?;
+    let pair = Pair { serial, number, ptmx: (made_by.st_dev, made_by.st_ino), node };
+    pairs.enter(&pair, &master)?;
     if flags & libc::O_NONBLOCK as u32 != 0 {
         rustix::fs::fcntl_setfl(&master, rustix::fs::OFlags::NONBLOCK)?;
     }
@@ -116,9 +171,10 @@ pub fn open_master(
 }
 
 /// Opens the peer of `master` (a copy of the program's descriptor) for a held
-/// `ioctl(fd, TIOCGPTPEER, flags)`, if it is a pair the helper made for the call. `ENOTTY` for
-/// a descriptor that is no pty master (as the kernel answers); `EPERM` for a master of another's
-/// (`foreign` is then set).
+/// `ioctl(fd, TIOCGPTPEER, flags)`, if it is a pair the helper made for the call: its number
+/// noted, and the peer opened the very node the helper saw made (a master of another devpts
+/// instance with the same number opens another node). `ENOTTY` for a descriptor that is no pty
+/// master (as the kernel answers); `EPERM` for a master of another's (`foreign` is then set).
 pub fn open_peer(master: &OwnedFd, pairs: &Pairs, flags: u32, foreign: &mut bool) -> Result<OwnedFd, Errno> {
     let stat = rustix::fs::fstat(master)?;
     let is_master = rustix::fs::FileType::from_raw_mode(stat.st_mode)
@@ -128,13 +184,22 @@ pub fn open_peer(master: &OwnedFd, pairs: &Pairs, flags: u32, foreign: &mut bool
         return Err(Errno::NOTTY);
     }
     let number = number_of(master)?;
-    if !Pair::now(number).is_some_and(|pair| pairs.holds(pair)) {
+    // Made by the same `ptmx` with the same number: one of the call's, or (a `/dev/ptmx` that
+    // finds another instance, in another mount namespace) one the node below tells apart.
+    let ptmx = (stat.st_dev, stat.st_ino);
+    let Some(pair) = pairs.made().iter().copied().find(|p| p.number == number && p.ptmx == ptmx) else {
+        *foreign = true;
+        return Err(Errno::PERM);
+    };
+    let kept = (libc::O_ACCMODE | libc::O_NONBLOCK) as u32;
+    let flags = OpenptFlags::from_bits_retain(flags & kept) | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC;
+    let peer = rustix::pty::ioctl_tiocgptpeer(master, flags)?;
+    if Node::of(&rustix::fs::fstat(&peer)?) != pair.node {
         *foreign = true;
         return Err(Errno::PERM);
     }
-    let kept = (libc::O_ACCMODE | libc::O_NONBLOCK) as u32;
-    let flags = OpenptFlags::from_bits_retain(flags & kept) | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC;
-    rustix::pty::ioctl_tiocgptpeer(master, flags)
+    pairs.enter(&pair, &peer)?;
+    Ok(peer)
 }
 
 /// The number of `master`'s pair (`TIOCGPTN`, as `ptsname` asks it).
@@ -148,8 +213,13 @@ fn number_of(master: &OwnedFd) -> Result<u32, Errno> {
 mod tests {
     use super::*;
 
+    fn fdinfo() -> OwnedFd {
+        let dir = rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC;
+        rustix::fs::open("/proc/self/fdinfo", dir, rustix::fs::Mode::empty()).unwrap()
+    }
+
     #[test]
-    fn only_the_calls_own_pairs_get_a_peer() {
+    fn only_the_calls_own_pairs_get_a_peer_and_a_pair_lives_while_any_of_its_files_does() {
         let pairs = Pairs::default();
         // A pair of the test's own (not made for the call): a master passed in.
         let Ok(theirs) = rustix::pty::openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)
@@ -162,22 +232,40 @@ mod tests {
         let mut foreign = false;
         assert_eq!(open_peer(&theirs, &pairs, libc::O_RDWR as u32, &mut foreign).err(), Some(Errno::PERM));
         assert!(foreign);
-        // Once noted as the call's, the same master gets its peer.
-        pairs.made().push(Pair::now(number_of(&theirs).unwrap()).unwrap());
+        // Noted as the call's, as `open_master` notes it, the same master gets its peer.
+        let number = number_of(&theirs).unwrap();
+        let made_by = rustix::fs::fstat(&theirs).unwrap();
+        let pair = Pair {
+            serial: 7,
+            number,
+            ptmx: (made_by.st_dev, made_by.st_ino),
+            node: Node::at(number).unwrap(),
+        };
+        pairs.made().push(pair);
         let mut foreign = false;
         let peer = open_peer(&theirs, &pairs, libc::O_RDWR as u32, &mut foreign).unwrap();
         let peer_stat = rustix::fs::fstat(&peer).unwrap();
         // A pty peer: one of the majors 136-143 (`UNIX98_PTY_SLAVE_MAJOR`).
         assert!(!foreign && (136..=143).contains(&rustix::fs::major(peer_stat.st_rdev)));
+        // The same number with another node (another devpts instance's pair, or the number
+        // taken again since) is not the call's.
+        pairs.made()[0].node.inode ^= 1;
+        assert_eq!(open_peer(&theirs, &pairs, libc::O_RDWR as u32, &mut foreign).err(), Some(Errno::PERM));
+        assert!(foreign);
+        pairs.made()[0].node.inode ^= 1;
         // A file is no master.
-        let file = std::fs::File::open("/dev/null").unwrap();
-        let file = OwnedFd::from(file);
-        assert_eq!(open_peer(&file, &pairs, 0, &mut foreign).err(), Some(Errno::NOTTY));
-        // A pair closed is no longer the call's, whatever takes its number next.
-        let number = number_of(&theirs).unwrap();
-        drop(peer);
+        let file = OwnedFd::from(std::fs::File::open("/dev/null").unwrap());
+        assert_eq!(open_peer(&file, &pairs, 0, &mut false).err(), Some(Errno::NOTTY));
+        // The pair lives while its peer does, its master closed (the number stays taken)...
         drop(theirs);
-        assert!(!pairs.made().iter().any(|p| p.number == number && p.lives()));
+        let fdinfo = fdinfo();
+        let mut made = pairs.made().clone();
+        pairs.forget_ended(&mut made, fdinfo.as_fd()).unwrap();
+        assert_eq!(made.len(), 1, "a peer kept alive keeps its pair counted");
+        // ...and ends with its last file.
+        drop(peer);
+        pairs.forget_ended(&mut made, fdinfo.as_fd()).unwrap();
+        assert!(made.is_empty());
         assert!(
             names_ptmx(-100, b"/dev/ptmx")
                 && !names_ptmx(3, b"/dev/ptmx")
