@@ -66,7 +66,7 @@ struct Node {
 
 impl Node {
     fn of(stat: &rustix::fs::Stat) -> Node {
-        Node { device: stat.st_dev, inode: stat.st_ino, changed: (stat.st_ctime, stat.st_ctime_nsec as u64) }
+        Node { device: stat.st_dev, inode: stat.st_ino, changed: (stat.st_ctime, stat.st_ctime_nsec) }
     }
 
     /// The node of the pair numbered `number` in the host's instance, if it is there.
