@@ -109,8 +109,10 @@ pub struct Loopback {
     source: Ipv4Addr,
     /// The program's listeners.
     servers: Mutex<Vec<Server>>,
-    /// The program's sockets bound and not (yet) listening or connected (see [`Loopback::bind`]).
-    bound: Mutex<Vec<Server>>,
+    /// The program's sockets bound and not (yet) listening or connected (see [`Loopback::bind`]),
+    /// and those a listener or connection took the place of at one descriptor, which a copy of
+    /// it may still hold (bound, their ports still taken: counted until closed).
+    bound: Mutex<(Vec<Server>, Vec<Server>)>,
     /// Every listener made for the program, the first [`MAX_SERVERS`], for the report.
     made: Mutex<Vec<Server>>,
     /// The inodes of the sockets the helper connected for the program, oldest first.
@@ -137,7 +139,7 @@ impl Loopback {
             routes,
             source: call_source(),
             servers: Mutex::new(Vec::new()),
-            bound: Mutex::new(Vec::new()),
+            bound: Mutex::new((Vec::new(), Vec::new())),
             made: Mutex::new(Vec::new()),
             connected: Mutex::default(),
             admitted: Mutex::new(HashMap::new()),
@@ -201,7 +203,7 @@ impl Loopback {
     /// The program's socket `inode` as it was bound (see [`Loopback::bind`]), if it was and has
     /// not listened or connected since.
     pub fn bound(&self, inode: u64) -> Option<Server> {
-        lock(&self.bound).iter().find(|s| s.inode == inode).copied()
+        lock(&self.bound).0.iter().find(|s| s.inode == inode).copied()
     }
 
     /// What the program's socket `inode` was bound to or listens on, if the helper made it so:
@@ -210,10 +212,16 @@ impl Loopback {
         self.server(inode).or_else(|| self.bound(inode))
     }
 
-    /// Forgets the bound socket `inode`: the program's descriptor now holds a connection made
-    /// in its place.
+    /// Forgets the bound socket `inode` as bound: the program's descriptor now holds a listener
+    /// or connection made in its place. A copy of the descriptor may still hold it, so it counts
+    /// until closed (found in review: a program that `dup`ed each bound socket before it
+    /// listened held thousands of ports).
     pub fn unbind(&self, inode: u64) {
-        lock(&self.bound).retain(|s| s.inode != inode);
+        let mut bound = lock(&self.bound);
+        let (bound, replaced) = &mut *bound;
+        if let Some(at) = bound.iter().position(|s| s.inode == inode) {
+            replaced.push(bound.remove(at));
+        }
     }
 
     /// Whether the helper connected the socket `inode` for the program.
@@ -295,7 +303,7 @@ impl Loopback {
         make_room(&mut servers, &mut bound, asked)?;
         drop(servers);
         let (socket, server) = self.in_band(asked, family, false, nonblocking)?;
-        bound.push(server);
+        bound.0.push(server);
         Ok(socket)
     }
 
@@ -498,12 +506,19 @@ fn still_bound(server: &Server) -> bool {
 }
 
 /// Room for one more listener or bound socket of the program's, for `asked`: those it closed are
-/// forgotten (their ports are free again); `EADDRINUSE` past [`MAX_SERVERS`] at once, or where
-/// one of them already has the address.
-fn make_room(servers: &mut Vec<Server>, bound: &mut Vec<Server>, asked: SocketAddr) -> Result<(), Errno> {
+/// forgotten (their ports are free again); `EADDRINUSE` past [`MAX_SERVERS`] at once (bound
+/// sockets replaced at a descriptor but still open counted too), or where a listener or bound
+/// socket already has the address.
+fn make_room(
+    servers: &mut Vec<Server>,
+    (bound, replaced): &mut (Vec<Server>, Vec<Server>),
+    asked: SocketAddr,
+) -> Result<(), Errno> {
     servers.retain(still_listening);
     bound.retain(still_bound);
-    if servers.len() + bound.len() >= MAX_SERVERS || servers.iter().chain(bound.iter()).any(clashes(asked)) {
+    replaced.retain(still_bound);
+    let held = servers.len() + bound.len() + replaced.len();
+    if held >= MAX_SERVERS || servers.iter().chain(bound.iter()).any(clashes(asked)) {
         return Err(Errno::ADDRINUSE);
     }
     Ok(())

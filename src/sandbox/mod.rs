@@ -342,7 +342,11 @@ impl Sandbox {
         // masked in the own world, which needs its `/dev/null`): the person's terminals, disks and
         // console lie there (see `crate::protected::device_grant`). The devices a call gets are granted
         // above, one by one; the own world's terminals and `/dev/shm` in its pid 1.
-        let cut: Vec<PathBuf> = cut.into_iter().chain([PathBuf::from("/dev")]).collect();
+        // Wherever else a file system of devices is mounted (the host's `/dev` bound in a chroot)
+        // is cut too; a device node made on an ordinary file system is not seen here (the own
+        // world mounts everything without devices: see `world`).
+        let devices = mounts::MountTable::of_this_process().map_err(Refusal::kernel)?.device_mounts();
+        let cut: Vec<PathBuf> = cut.into_iter().chain([PathBuf::from("/dev")]).chain(devices).collect();
         for (path, fd) in read_roots {
             ruleset = add_around(ruleset, &path, fd, (&cut, &[]), &aliases, read_grant_rights)?;
         }

@@ -30,6 +30,9 @@ pub struct Mount {
     pub root: PathBuf,
     /// Where it is mounted, as this process sees it.
     pub point: PathBuf,
+    /// Whether it is a file system of devices (`devtmpfs`, `devpts`): the host's `/dev`, or it
+    /// bound elsewhere (a chroot's `dev`).
+    pub devices: bool,
 }
 
 /// The mounts this process sees.
@@ -67,6 +70,12 @@ impl MountTable {
             roots.iter().any(|r| m.point.starts_with(r) || r.starts_with(&m.point))
                 && self.mounts.iter().any(|n| n.id != m.id && shows_same(m, n))
         })
+    }
+
+    /// Where a file system of devices is mounted (see [`Mount::devices`]): what every grant is
+    /// cut around, at each path the table shows one.
+    pub fn device_mounts(&self) -> Vec<PathBuf> {
+        self.mounts.iter().filter(|m| m.devices).map(|m| m.point.clone()).collect()
     }
 
     /// The other paths at which `real` (a path without links that lies in mount `mount_id`, or
@@ -146,7 +155,10 @@ fn parse_line(line: &[u8]) -> Option<Mount> {
     if !root.is_absolute() || !point.is_absolute() {
         return None;
     }
-    Some(Mount { id, device, root, point })
+    // The file system's type follows the optional fields, after a lone `-`.
+    let kind = fields.skip_while(|f| *f != b"-").nth(1)?;
+    let devices = matches!(kind, b"devtmpfs" | b"devpts");
+    Some(Mount { id, device, root, point, devices })
 }
 
 /// Undoes mountinfo's octal escapes (`\040` a space, `\011` a tab, `\012` a newline, `\134` a
@@ -184,13 +196,14 @@ mod tests {
 42 27 254:0 /home/ann/.ssh/keys /srv/k rw,relatime - ext4 /dev/vda rw
 43 27 254:0 /srv/with\\040space /mnt/a\\134b rw - ext4 /dev/vda rw
 44 27 0:50 / /mnt/other rw - tmpfs tmpfs rw
+45 24 0:26 / /srv/chroot/dev/pts rw shared:3 - devpts devpts rw,mode=600
 broken line
 ";
 
     #[test]
     fn lines_parse_with_their_escapes() {
         let t = MountTable::parse(TABLE);
-        assert_eq!(t.mounts.len(), 7);
+        assert_eq!(t.mounts.len(), 8);
         assert_eq!(t.mounts[5].root, PathBuf::from("/srv/with space"));
         assert_eq!(t.mounts[5].point, PathBuf::from("/mnt/a\\b"));
         assert_eq!(t.mounts[2].device, (254, 0));
@@ -214,6 +227,12 @@ broken line
         // Another file system, or a mount id the table does not have: none.
         assert!(t.other_paths(Path::new("/mnt/other/x"), 44).is_empty());
         assert!(t.other_paths(Path::new("/x"), 99).is_empty());
+    }
+
+    #[test]
+    fn file_systems_of_devices_are_known_wherever_they_are_mounted() {
+        let t = MountTable::parse(TABLE);
+        assert_eq!(t.device_mounts(), vec![PathBuf::from("/dev"), PathBuf::from("/srv/chroot/dev/pts")]);
     }
 
     #[test]

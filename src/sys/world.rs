@@ -32,9 +32,21 @@ fn write_proc_self(path: &std::ffi::CStr, contents: &[u8]) -> Result<(), io::Err
 /// `mount_setattr(root, "", AT_EMPTY_PATH | AT_RECURSIVE, { attr_set: MOUNT_ATTR_RDONLY })`:
 /// every mount beneath `root` becomes read-only.
 pub fn make_tree_read_only(root: &std::os::fd::OwnedFd) -> Result<(), io::Error> {
+    const MOUNT_ATTR_RDONLY: u64 = 0x1;
+    set_tree_attribute(root, MOUNT_ATTR_RDONLY)
+}
+
+/// `mount_setattr(root, "", AT_EMPTY_PATH | AT_RECURSIVE, { attr_set: MOUNT_ATTR_NODEV })`: no
+/// device node beneath `root` can be opened, whatever its mode.
+pub fn make_tree_without_devices(root: &std::os::fd::OwnedFd) -> Result<(), io::Error> {
+    const MOUNT_ATTR_NODEV: u64 = 0x4;
+    set_tree_attribute(root, MOUNT_ATTR_NODEV)
+}
+
+/// Sets the mount attribute `attribute` on every mount beneath `root`.
+fn set_tree_attribute(root: &std::os::fd::OwnedFd, attribute: u64) -> Result<(), io::Error> {
     use std::os::fd::AsRawFd as _;
     const SYS_MOUNT_SETATTR: libc::c_long = 442;
-    const MOUNT_ATTR_RDONLY: u64 = 0x1;
     const AT_RECURSIVE: libc::c_uint = 0x8000;
     #[repr(C)]
     struct MountAttr {
@@ -43,7 +55,7 @@ pub fn make_tree_read_only(root: &std::os::fd::OwnedFd) -> Result<(), io::Error>
         propagation: u64,
         userns_fd: u64,
     }
-    let attr = MountAttr { attr_set: MOUNT_ATTR_RDONLY, attr_clr: 0, propagation: 0, userns_fd: 0 };
+    let attr = MountAttr { attr_set: attribute, attr_clr: 0, propagation: 0, userns_fd: 0 };
     // SAFETY: the path is a NUL-terminated literal and `attr` a live local of the size passed;
     // the kernel only reads both.
     let ret = unsafe {
