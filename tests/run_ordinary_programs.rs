@@ -467,3 +467,57 @@ fn a_grant_in_the_hosts_devices_is_an_error_at_check_and_refused_at_run() {
     let check = run(lnk().args(["sandbox", "check"]).arg(&shm.policy));
     assert!(!format!("{}{}", stdout(&check), stderr(&check)).contains("the host's devices"));
 }
+
+#[test]
+fn a_device_reached_by_another_path_stays_closed() {
+    // The host's `/dev` and `/dev/pts` bound inside a grant (a chroot's `dev`) are cut in both
+    // modes, so the person's terminal is closed there too (in the own world every mount is also
+    // without devices but the call's own); `/dev/null` and a terminal of the call's still work.
+    let agent = Agent::outside_tmp("device-alias", "commands = [\"python3\"]\n[files]\nread = [\"/\"]\n");
+    let chroot_dev = agent.dir.join("chroot/dev");
+    std::fs::create_dir_all(&chroot_dev).unwrap();
+    let (_person, peer_path) = persons_terminal();
+    let alias = chroot_dev.join(peer_path.trim_start_matches("/dev/"));
+    let script = format!(
+        r#"import errno, os
+def attempt(path, flags):
+    try:
+        os.close(os.open(path, flags | os.O_NOCTTY | os.O_NONBLOCK)); return 'ok'
+    except OSError as e:
+        return errno.errorcode[e.errno]
+print('alias_tty=' + attempt('{alias}', os.O_RDONLY), flush=True)
+print('null=' + attempt('/dev/null', os.O_RDWR), flush=True)
+print('node=' + attempt('{node}', os.O_RDONLY), flush=True)
+m, s = os.openpty()
+print('own_terminal=%s' % os.isatty(s), flush=True)
+"#,
+        alias = alias.display(),
+        node = agent.home.join("node").display(),
+    );
+    // As root, a device node made on an ordinary file system (as a debootstrap chroot has):
+    // closed in the own world, whose mounts have no devices; the Landlock-only mode cannot tell
+    // it from a file (SECURITY.md says so).
+    let root = rustix::process::geteuid().is_root();
+    if root {
+        let made =
+            std::process::Command::new("mknod").arg(agent.home.join("node")).args(["c", "1", "3"]).status();
+        assert!(made.is_ok_and(|s| s.success()));
+    }
+    for mode in modes() {
+        let cmd = agent.command(&[], &["python3", "-c", &script]);
+        let pts = chroot_dev.join("pts");
+        let binds = [
+            (std::path::Path::new("/dev"), chroot_dev.as_path()),
+            (std::path::Path::new("/dev/pts"), pts.as_path()),
+        ];
+        let Some(mut bound) = with_binds(&binds, &cmd) else { return };
+        let r = Report::from(run(in_mode(&mut bound, mode)));
+        assert_eq!(r.code, Some(0), "{mode:?}: {}", r.raw);
+        assert_ne!(r.said("alias_tty"), "ok", "{mode:?}: {}", r.raw);
+        r.assert_said("null", "ok");
+        r.assert_said("own_terminal", "True");
+        if root && mode == Mode::OwnWorld {
+            assert_ne!(r.said("node"), "ok", "{}", r.raw);
+        }
+    }
+}
