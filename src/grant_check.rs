@@ -10,6 +10,7 @@
 //! | a read or write grant passes through a symbolic link (`/lib` → `usr/lib` on a merged-usr system; a `~/Link/Files/proj` → `~/.ssh` planted by an earlier call) | error | `run` opens grants with [`grants::open_no_symlinks`] and refuses a link: following it would grant whatever the link points at. The help names the real folder |
 //! | a grant names a file, or cannot be opened | error | the same open |
 //! | a grant lies in a `[files] deny` path | error | [`protected::grant_in_denied`], as `run` |
+//! | a write grant holds a file system of devices mounted elsewhere (the host's `/dev` bound in a chroot) | error | as `run` ([`crate::sandbox::refusal::devices_in_write_grant`]) |
 //! | a grant lies in the host's `/dev` (not `/dev/shm`) | error | as `run` ([`crate::protected::device_grant`]): the person's terminals, disks and console lie there |
 //! | a write grant overlaps an agent's records folder (`--agent-dir`) | error | as `run`: Landlock cannot carve the records out of a write grant |
 //! | a write grant reaches the sandbox file itself, or the lnk that checks it (by the path it was called by, a link on the way, or its image) | error | as `run` ([`trusted`]): a program could rewrite what the next call grants, or replace what it runs |
@@ -102,6 +103,12 @@ pub fn on_this_computer(
             );
         }
         if grant.written.key == "write" {
+            let devices = crate::sandbox::mounts::MountTable::of_this_process().map(|t| t.device_mounts());
+            if let Some(why) =
+                devices.ok().and_then(|d| crate::sandbox::refusal::devices_in_write_grant(&grant.path, &d))
+            {
+                found.push(at(why).with_help("grant a folder that holds no mount of /dev"));
+            }
             if let Some(why) =
                 tmp_base.as_deref().and_then(|base| crate::sandbox::over_tmp_base(&grant.path, base))
             {

@@ -521,3 +521,40 @@ print('own_terminal=%s' % os.isatty(s), flush=True)
         }
     }
 }
+
+#[test]
+fn no_device_nodes_mode_or_owner_is_the_programs_to_change() {
+    // A write grant that holds the host's `/dev` bound in it is refused (in the own world the
+    // kernel would perform the program's `chmod` there); as root, a device node made on an
+    // ordinary file system in a write grant keeps its mode in the Landlock-only mode, where the
+    // helper performs the program's `chmod` (the own world's kernel performs it: SECURITY.md).
+    let agent = Agent::outside_tmp("device-write", "commands = [\"python3\"]\n[files]\nwrite = [\"~/w\"]\n");
+    let w = agent.home.join("w");
+    std::fs::create_dir_all(w.join("dev")).unwrap();
+    let cmd = agent.command(&[], &["python3", "-c", "print('ran')"]);
+    if let Some(mut bound) = with_binds(&[(std::path::Path::new("/dev"), w.join("dev").as_path())], &cmd) {
+        let r = Report::from(run(&mut bound));
+        assert_eq!(r.code, Some(126), "{}", r.raw);
+        assert!(r.raw.contains("a file system of devices is mounted"), "{}", r.raw);
+    }
+    if !rustix::process::geteuid().is_root() {
+        return;
+    }
+    std::fs::remove_dir(w.join("dev")).unwrap();
+    let node = w.join("node");
+    assert!(std::process::Command::new("mknod").arg(&node).args(["c", "1", "3"]).status().unwrap().success());
+    std::fs::set_permissions(&node, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let script = format!(
+        "import errno, os\ntry:\n    os.chmod('{}', 0o666); print('chmod=ok')\nexcept OSError as e:\n    print('chmod=' + errno.errorcode[e.errno])\n",
+        node.display()
+    );
+    let r =
+        Report::from(run(in_mode(&mut agent.command(&[], &["python3", "-c", &script]), Mode::LandlockOnly)));
+    r.assert_said("chmod", "EPERM");
+    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&node).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600, "the node's mode changed");
+    let named = r.json["denials"]
+        .as_array()
+        .is_some_and(|d| d.iter().any(|d| d["why"].as_str().unwrap_or("").contains("device node")));
+    assert!(named, "{}", r.raw);
+}

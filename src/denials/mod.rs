@@ -360,6 +360,20 @@ pub fn udp_without_own_world() -> Denial {
     }
 }
 
+/// The denial for a metadata call on a device node (the Landlock-only mode's helper refused
+/// it: see [`crate::notify::metadata`]). No fix: no grant lets a program change who may open a
+/// device.
+pub fn device_metadata(path: &Path) -> Denial {
+    Denial {
+        access: Access::Metadata,
+        target: path.display().to_string(),
+        cause: Cause::Protected,
+        why: "it is a device node: its mode and owner say who may open the device (a disk, a terminal), so they are never the program's to change".to_owned(),
+        fix: None,
+        inferred: false,
+    }
+}
+
 /// The denial for a metadata call on a folder kept in place, or on the way to one (the
 /// Landlock-only mode's helper refused it: see [`crate::notify::Grants::kept`]). No fix.
 pub fn metadata_kept(path: &Path) -> Denial {

@@ -75,7 +75,7 @@ pub fn perform(
     let file = open_target(handles, memory, request.target)?;
     let stat = rustix::fs::fstat(&file)?;
     let kind = FileType::from_raw_mode(stat.st_mode);
-    if let Err(denial) = grants.prove(&file, (stat.st_dev, stat.st_ino)) {
+    if let Err(denial) = grants.prove(&file, (stat.st_dev, stat.st_ino), kind) {
         *refused = denial;
         return Err(Errno::PERM);
     }
@@ -212,10 +212,10 @@ fn own_descriptor_path(path: &[u8]) -> Option<(i32, &[u8])> {
 }
 
 impl Grants {
-    /// Succeeds when `file` (whose device and inode are `id`) lies beneath a write grant, in no
-    /// hole and on the way to none; otherwise fails (the caller answers `EPERM`) with the
-    /// refusal to name, if the file has a name.
-    fn prove(&self, file: &OwnedFd, id: (u64, u64)) -> Result<(), Option<Refusal>> {
+    /// Succeeds when `file` (whose device and inode are `id`, of `kind`) lies beneath a write
+    /// grant, in no hole and on the way to none, and is no device; otherwise fails (the caller
+    /// answers `EPERM`) with the refusal to name, if the file has a name.
+    fn prove(&self, file: &OwnedFd, id: (u64, u64), kind: FileType) -> Result<(), Option<Refusal>> {
         let named = rustix::fs::readlink(proc_self(file).as_str(), Vec::new()).map_err(|_| None)?;
         let named = named.as_bytes();
         // An unlinked file has no place to prove, nor has a pipe or a socket.
@@ -224,6 +224,13 @@ impl Grants {
         }
         use std::os::unix::ffi::OsStrExt as _;
         let path = Path::new(std::ffi::OsStr::from_bytes(named));
+        // A device node, wherever it lies (the host's `/dev` bound in a write grant, a chroot's
+        // nodes): its mode and owner say who may open the device, a disk or a terminal, so
+        // they are never the program's to change (found in review: as root, `chmod 666` of a
+        // disk's node through a bound `/dev`).
+        if matches!(kind, FileType::CharacterDevice | FileType::BlockDevice) {
+            return Err(Some(Refusal::Device { path: path.to_owned() }));
+        }
         if let Some(hole) = self.holes.iter().find(|h| path.starts_with(h) || h.starts_with(path)) {
             return Err(Some(Refusal::Metadata { path: path.to_owned(), hole: Some(hole.clone()) }));
         }

@@ -132,6 +132,8 @@ pub enum Refusal {
     Metadata { path: PathBuf, hole: Option<PathBuf> },
     /// A metadata call on a folder kept in place, or on the way to one (see [`Grants::kept`]).
     KeptInPlace { path: PathBuf },
+    /// A metadata call on a device node (see [`metadata`]).
+    Device { path: PathBuf },
     /// An inotify watch on `path`, which lies in `hole`, or where the program may not read
     /// (`None`).
     Watch { path: PathBuf, hole: Option<PathBuf> },
@@ -397,6 +399,7 @@ impl Notifier {
                     crate::denials::metadata_refused(&path, secret.as_deref())
                 }
                 Refusal::KeptInPlace { path } => crate::denials::metadata_kept(&path),
+                Refusal::Device { path } => crate::denials::device_metadata(&path),
                 Refusal::Watch { path, hole } => crate::denials::watch_refused(&path, hole.as_deref()),
                 Refusal::Bounded { what, uncounted } => {
                     crate::denials::appetite_reached(what.key(), what.bound(&self.appetite), uncounted)

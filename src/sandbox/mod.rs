@@ -58,6 +58,7 @@ mod serve_plan;
 pub mod trusted;
 pub mod walk;
 pub mod world;
+pub mod world_devices;
 
 use std::collections::HashSet;
 use std::os::fd::OwnedFd;

@@ -75,12 +75,33 @@ pub(super) fn refuse_write_grants_over(req: &SandboxRequest<'_>, base: &Path) ->
     trusted::refuse_write_grants_over(&files, &req.flags.write)
 }
 
-/// Refuses a grant in the host's devices (see [`crate::protected::device_grant`]).
+/// Refuses a grant in the host's devices (see [`crate::protected::device_grant`]), and a write
+/// grant that holds a file system of devices mounted elsewhere ([`devices_in_write_grant`]).
 pub(super) fn refuse_device_grants(req: &SandboxRequest<'_>) -> Result<(), Refusal> {
-    match req.flags.read.iter().chain(&req.flags.write).find_map(|g| crate::protected::device_grant(g)) {
+    if let Some(why) =
+        req.flags.read.iter().chain(&req.flags.write).find_map(|g| crate::protected::device_grant(g))
+    {
+        return Err(Refusal::refused(why));
+    }
+    let devices = super::mounts::MountTable::of_this_process().map_err(Refusal::kernel)?.device_mounts();
+    match req.flags.write.iter().find_map(|w| devices_in_write_grant(w, &devices)) {
         Some(why) => Err(Refusal::refused(why)),
         None => Ok(()),
     }
+}
+
+/// Why a write grant `write` is refused, if one of `device_mounts` (where a file system of
+/// devices is mounted: the host's `/dev` bound in a chroot) lies in it (for `run` and `check`
+/// alike). A grant is cut around them, so nothing there opens, but a write grant lets a
+/// program change a node's mode and owner, who may open the device (found in review: as root,
+/// `chmod 666` of a disk's node), in the own world where the kernel performs it.
+pub fn devices_in_write_grant(write: &Path, device_mounts: &[PathBuf]) -> Option<String> {
+    let held = device_mounts.iter().find(|m| m.starts_with(write))?;
+    Some(format!(
+        "the write grant `{}` holds `{}`, where a file system of devices is mounted (the host's `/dev` bound there): a program could change who may open a device; narrow the grant",
+        write.display(),
+        held.display()
+    ))
 }
 
 /// Why a write grant `write` may not overlap the agent's records folder `records` (for `run` and

@@ -53,6 +53,8 @@ use rustix::fs::{Mode, OFlags, ResolveFlags};
 
 use super::holes::Hole;
 use super::mode::IdMaps;
+pub use super::world_devices::Terminals;
+use super::world_devices::{self, Devices};
 
 /// A hole to cover, and whether it is a folder (else a file).
 struct Mask {
@@ -88,28 +90,6 @@ pub struct Entered {
     pub shm: Option<OwnedFd>,
     /// The call's own terminals (see [`Terminals`]); `None` where none could be made.
     pub terminals: Option<Terminals>,
-}
-
-/// The devices every call gets (`super::rules::DEVICES`), relative to the root: shown again
-/// in the own world after every other mount loses its devices.
-const DEVICE_FILES: [&std::ffi::CStr; 5] =
-    [c"dev/null", c"dev/zero", c"dev/full", c"dev/random", c"dev/urandom"];
-
-/// devpts's options for the call's own instance: a new one, its `ptmx` for anyone (it makes the
-/// caller's own pairs), their peers the opener's alone, at most
-/// [`crate::notify::terminal::MAX_PAIRS`] pairs (every instance but the host's draws from one
-/// pool of the machine's, `kernel.pty.max` less `kernel.pty.reserve`, which containers'
-/// terminals share). Written out here: the world's pid 1 allocates nothing.
-const DEVPTS_OPTIONS: &std::ffi::CStr = c"newinstance,ptmxmode=0666,mode=0600,max=16";
-
-/// The call's own terminals in the own world: a devpts instance of its own over `/dev/pts` (to
-/// read, write and `ioctl` its pairs), and `/dev/ptmx`, which makes a pair in the instance it
-/// finds beside it by path (the kernel's rule since Linux 4.7), so in this one. The host's
-/// instance, with the person's terminals, is covered, and was never granted.
-pub struct Terminals {
-    pub pts: OwnedFd,
-    /// `None` where there is no `/dev/ptmx` (then `/dev/pts/ptmx`, in `pts`, is the way).
-    pub ptmx: Option<OwnedFd>,
 }
 
 /// What the world is made from, planned in the helper.
@@ -416,12 +396,10 @@ impl World {
             }
             self.clones.push(clone(&folder)?);
         }
-        // The devices a call gets, cloned before any mount loses its devices (below).
-        let mut devices: [Option<OwnedFd>; DEVICE_FILES.len()] = Default::default();
-        for (name, device) in DEVICE_FILES.iter().zip(devices.iter_mut()) {
-            *device = device_node(&root, name).map(|node| clone(&node)).transpose()?;
-        }
         crate::sys::make_tree_read_only(&root).map_err(|_| "cannot make the file system read-only")?;
+        // The devices a call gets, cloned (read-only, as the tree now is) before any mount loses
+        // its devices (below).
+        let devices = Devices::clone_from(&root, &clone)?;
         for (write_root, mount) in self.roots.iter().zip(&self.clones) {
             put(mount, &open_verified(&root, write_root)?)?;
         }
@@ -494,13 +472,8 @@ impl World {
         // `/dev` bound or made there, the console, a disk), but the call's own: the devices a
         // call gets, each put back over its own path, and its terminals.
         crate::sys::make_tree_without_devices(&root).map_err(|_| "cannot keep the host's devices out")?;
-        for (name, device) in DEVICE_FILES.iter().zip(devices.iter_mut()) {
-            if let Some(device) = device.take() {
-                let target = device_node(&root, name).ok_or("cannot find a device's place again")?;
-                put(&device, &target)?;
-            }
-        }
-        let terminals = own_terminals(&root, &clone, &put);
+        devices.put_back(&root, &put)?;
+        let terminals = world_devices::own_terminals(&root, &clone, &put);
         crate::sys::mount_proc().map_err(|_| "cannot mount /proc for the call's pid namespace")?;
         self.limits.write()?;
         crate::sys::bring_loopback_up().map_err(|_| "cannot bring loopback up")?;
@@ -593,39 +566,6 @@ impl World {
     }
 }
 
-/// Mounts the call's own devpts instance over `/dev/pts` (see [`Terminals`]), and shows its
-/// `ptmx` at `/dev/ptmx` (where that is a device node, not a link to `pts/ptmx`), so the host's
-/// `ptmx` is granted nowhere. `None` where the world has no `/dev/pts` or the kernel refuses
-/// the mount: the call then has no terminal, and nothing of the host's is granted in its place.
-fn own_terminals(
-    root: &OwnedFd,
-    clone: &dyn Fn(&OwnedFd) -> Result<OwnedFd, &'static str>,
-    put: &dyn Fn(&OwnedFd, &OwnedFd) -> Result<(), &'static str>,
-) -> Option<Terminals> {
-    let folder = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    rustix::fs::openat(root, c"dev/pts", folder, Mode::empty()).ok()?;
-    crate::sys::mount_devpts(c"/dev/pts", DEVPTS_OPTIONS).ok()?;
-    let pts = rustix::fs::open(c"/dev/pts", folder, Mode::empty()).ok()?;
-    let own =
-        rustix::fs::openat(&pts, c"ptmx", OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty());
-    if let (Ok(own), Some(host)) = (own, device_node(root, c"dev/ptmx")) {
-        clone(&own).and_then(|own| put(&own, &host)).ok()?;
-    }
-    // Ours now, or a link to `pts/ptmx` (as containers make it: followed, it lies in `pts`).
-    let ptmx = rustix::fs::open(c"/dev/ptmx", OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).ok();
-    Some(Terminals { pts, ptmx })
-}
-
-/// The device node at `path` (relative to `root`), never through a link; `None` where there is
-/// none.
-fn device_node(root: &OwnedFd, path: &std::ffi::CStr) -> Option<OwnedFd> {
-    let node =
-        rustix::fs::openat(root, path, OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
-            .ok()?;
-    let kind = rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&node).ok()?.st_mode);
-    (kind == rustix::fs::FileType::CharacterDevice).then_some(node)
-}
-
 /// Makes the folders of `path` (relative to `root`, in the call's own /tmp or /dev/shm) that do
 /// not exist yet, never following a link, and returns the last. Allocation-free: components are
 /// copied into a buffer on the stack.
@@ -677,22 +617,4 @@ fn open_verified(root: &OwnedFd, folder: &KnownFolder) -> Result<OwnedFd, &'stat
         );
     }
     Ok(fd)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_world_shows_again_the_devices_every_call_gets() {
-        let world: Vec<String> = DEVICE_FILES.iter().map(|d| format!("/{}", d.to_str().unwrap())).collect();
-        assert_eq!(world, super::super::rules::DEVICES);
-    }
-
-    #[test]
-    fn the_calls_devpts_holds_at_most_its_terminals() {
-        let options = DEVPTS_OPTIONS.to_str().unwrap();
-        let max = crate::notify::terminal::MAX_PAIRS;
-        assert!(options.split(',').any(|o| o == format!("max={max}")), "{options}");
-    }
 }
