@@ -334,8 +334,7 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
     let k = KernelSupport::probe();
     let lacks = {
         use crate::sandbox::appetite::{WorldMemfds, world_memfds};
-        let as_root = rustix::process::geteuid().is_root();
-        k.world.0.lacks(k.world.0.is_own_world() && world_memfds(as_root) == WorldMemfds::SealedOnly)
+        k.world.0.lacks(k.world.0.is_own_world() && world_memfds() == WorldMemfds::SealedOnly)
     };
     let feature = |r: &Result<(), String>| match r {
         Ok(()) => "available".to_owned(),

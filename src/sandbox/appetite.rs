@@ -69,7 +69,8 @@ fn release_at_least(release: &str, want: (u32, u32)) -> bool {
 pub enum WorldMemfds {
     /// The world's pid 1 writes `vm.memfd_noexec` 2 in the call's pid namespace: lnk runs as the
     /// host's root, the only user the kernel lets write it (its permission check is the global
-    /// root's, even in a user namespace of the call's own).
+    /// root's, even in a user namespace of the call's own; root in another's user namespace may
+    /// not: found when the suite ran as an ordinary user's `unshare -r`).
     Written,
     /// The host's value is already 1 or 2, which a new pid namespace inherits and cannot lower:
     /// every plain memfd is made sealed non-executable (the filter refuses `MFD_EXEC`).
@@ -81,11 +82,21 @@ pub enum WorldMemfds {
 }
 
 /// What this host gives the own world's memfds (see [`WorldMemfds`]).
-pub fn world_memfds(as_root: bool) -> WorldMemfds {
-    let Ok(value) = std::fs::read("/proc/sys/vm/memfd_noexec") else {
+pub fn world_memfds() -> WorldMemfds {
+    const PATH: &str = "/proc/sys/vm/memfd_noexec";
+    let Ok(value) = std::fs::read(PATH) else {
         return WorldMemfds::SealedOnly;
     };
-    match (as_root, value.trim_ascii()) {
+    // Asked of the kernel's own check (the global root's), not of the uid: root in a user
+    // namespace of someone else's (a container, `unshare -r`) is uid 0 and may not write it.
+    let writable = rustix::fs::accessat(
+        rustix::fs::CWD,
+        PATH,
+        rustix::fs::Access::WRITE_OK,
+        rustix::fs::AtFlags::EACCESS,
+    )
+    .is_ok();
+    match (writable, value.trim_ascii()) {
         (true, _) => WorldMemfds::Written,
         (false, b"1" | b"2") => WorldMemfds::Inherited,
         (false, _) => WorldMemfds::SealedOnly,

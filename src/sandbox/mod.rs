@@ -303,7 +303,7 @@ impl Sandbox {
                         &appetite,
                         per_namespace_pid_max,
                         user_namespace,
-                        appetite::world_memfds(as_root),
+                        appetite::world_memfds(),
                     ),
                 };
                 Some(World::new(&plan).map_err(Refusal::kernel)?)

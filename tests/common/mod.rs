@@ -550,7 +550,9 @@ pub fn xattr_absent(path: &Path) -> bool {
     n < 0
 }
 
-/// `cmd`, run with each `(source, target)` of `binds` bind-mounted first, in a mount namespace
+/// `cmd`, run with each `(source, target)` of `binds` bind-mounted first (with what is mounted
+/// beneath it, as `mount --rbind`: a user namespace may not show a mount without those its
+/// owner locked beneath it, such as the host's `/dev` without its `/dev/pts`), in a mount namespace
 /// of its own (nothing of it reaches the host's mounts): as root, a new mount namespace; as an
 /// ordinary user, a user namespace of its own whose root makes the mounts and which then runs
 /// `cmd` as the user again (a nested user namespace mapping the user to itself), so lnk runs as
@@ -571,7 +573,7 @@ pub fn with_binds(binds: &[(&Path, &Path)], cmd: &Command) -> Option<Command> {
         return None;
     }
     let script =
-        r#"while [ "$1" != -- ]; do mount --bind "$1" "$2" || exit 97; shift 2; done; shift; exec "$@""#;
+        r#"while [ "$1" != -- ]; do mount --rbind "$1" "$2" || exit 97; shift 2; done; shift; exec "$@""#;
     let mut c = Command::new("unshare");
     match root {
         true => c.args(["-m", "--propagation", "private"]),
