@@ -6,13 +6,19 @@
 //!
 //! - `setsid` and `setpgid`: notes the process of the call that may lead the new group (see
 //!   [`super::groups`]) and lets the call go on into the kernel, which answers it;
+//! - a call naming a process by pid: lets it go on when the pid is the caller's own, else
+//!   answers `ESRCH` or `EPERM` as the kernel would;
+//! - a UDP socket: refuses it, named;
+//! - a terminal's peer (`TIOCGPTPEER`): on a copy of the program's master, opens the peer of a
+//!   pair the server made for the call ([`super::terminal`]; a pty's peer opens without waiting);
 //! - every other call (its arguments lie in the program's memory, or it makes what the call's
 //!   appetite counts: [`super::inotify`]): opens the calling thread's memory, checks the call is
 //!   still held (so the memory is that thread's), and hands both to the server
 //!   ([`super::server`]); then opens, for the server, what it asks of that call's thread
 //!   ([`super::handles`]), a copy of one of its descriptors included.
 //!
-//! It never waits on the program: every open is of `/proc`, and nothing it opens is read here.
+//! It never waits on the program: every open is of `/proc` (or a pty's peer, above), and nothing
+//! it opens is read here.
 //! Nor does it wait on the server: a call handed over is queued, and a server busy with one
 //! call (a connect to a slow listener) holds up only the calls it serves, never the receiver
 //! or the call's lifetime, which runs on the helper's main thread (see [`crate::lifetime`]).
