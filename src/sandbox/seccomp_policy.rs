@@ -64,7 +64,8 @@ pub struct SeccompPolicy {
 pub enum Pids {
     /// The caller, by 0.
     Caller,
-    /// Any pid of the call's own pid namespace (every process there is the call's).
+    /// Any pid of the call's own pid namespace but 1 (every process there is the call's but its
+    /// pid 1, lnk's own).
     Namespace,
     /// The caller, by 0; another number held for the helper, which lets it go on only when it
     /// is the caller's own (its process or its thread), and answers `ESRCH` where no process is
@@ -75,10 +76,11 @@ pub enum Pids {
 /// Which memfds `memfd_create` may make. None executable: Landlock does not govern a memfd.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Memfd {
-    /// Only one sealed non-executable by the caller (`MFD_NOEXEC_SEAL`).
+    /// Only one sealed non-executable by the caller (`MFD_NOEXEC_SEAL`), and no huge-page one
+    /// (hugetlbfs checks no exec seal on a `chmod`).
     Sealed,
-    /// Any but `MFD_EXEC`: the call's pid namespace makes every memfd non-executable
-    /// (`vm.memfd_noexec` 2, Linux 6.3).
+    /// Any but `MFD_EXEC` and a huge-page one: the call's pid namespace makes every memfd
+    /// non-executable (`vm.memfd_noexec`, Linux 6.3).
     Namespace,
     /// One sealed non-executable runs; any other is held for the helper, which makes it sealed
     /// non-executable and refuses `MFD_EXEC`, named: the Landlock-only mode.
