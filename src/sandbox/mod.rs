@@ -161,7 +161,10 @@ impl Sandbox {
             .map(Path::to_owned)
             .ok_or_else(|| Refusal::kernel("the call's tmp folder has no parent folder"))?;
         refuse_write_grants_over(req, &base)?;
-        refusal::refuse_device_grants(req)?;
+        // Where file systems of devices are mounted: no write grant may hold one, and every grant
+        // is cut around them (below).
+        let device_mounts = mounts::MountTable::of_this_process().map_err(Refusal::kernel)?.device_mounts();
+        refusal::refuse_device_grants(req, &device_mounts)?;
 
         let mut exec_files = ExecFiles::default();
         let (program_path, program_fd) = resolve_program(req, &mut exec_files)?;
@@ -346,8 +349,7 @@ impl Sandbox {
         // Wherever else a file system of devices is mounted (the host's `/dev` bound in a chroot)
         // is cut too; a device node made on an ordinary file system is not seen here (the own
         // world mounts everything without devices: see `world`).
-        let devices = mounts::MountTable::of_this_process().map_err(Refusal::kernel)?.device_mounts();
-        let cut: Vec<PathBuf> = cut.into_iter().chain([PathBuf::from("/dev")]).chain(devices).collect();
+        let cut: Vec<PathBuf> = cut.into_iter().chain([PathBuf::from("/dev")]).chain(device_mounts).collect();
         for (path, fd) in read_roots {
             ruleset = add_around(ruleset, &path, fd, (&cut, &[]), &aliases, read_grant_rights)?;
         }

@@ -77,14 +77,17 @@ pub(super) fn refuse_write_grants_over(req: &SandboxRequest<'_>, base: &Path) ->
 
 /// Refuses a grant in the host's devices (see [`crate::protected::device_grant`]), and a write
 /// grant that holds a file system of devices mounted elsewhere ([`devices_in_write_grant`]).
-pub(super) fn refuse_device_grants(req: &SandboxRequest<'_>) -> Result<(), Refusal> {
+/// `device_mounts` are where the mount table shows a file system of devices.
+pub(super) fn refuse_device_grants(
+    req: &SandboxRequest<'_>,
+    device_mounts: &[PathBuf],
+) -> Result<(), Refusal> {
     if let Some(why) =
         req.flags.read.iter().chain(&req.flags.write).find_map(|g| crate::protected::device_grant(g))
     {
         return Err(Refusal::refused(why));
     }
-    let devices = super::mounts::MountTable::of_this_process().map_err(Refusal::kernel)?.device_mounts();
-    match req.flags.write.iter().find_map(|w| devices_in_write_grant(w, &devices)) {
+    match req.flags.write.iter().find_map(|w| devices_in_write_grant(w, device_mounts)) {
         Some(why) => Err(Refusal::refused(why)),
         None => Ok(()),
     }
