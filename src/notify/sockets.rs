@@ -16,9 +16,9 @@
 //!   its source address first: ftplib, smtplib), from the call's address; the port it bound is
 //!   not kept (the connection's own is chosen by `connect`, as the module below explains).
 //! - `getsockname(fd, …)` on a socket the helper bound or a listener it made: the address the
-//!   program asked for (the port it got, for port 0), written into its memory; on any other socket the call goes
-//!   on into the kernel, which answers for the program's own socket (nothing is checked there:
-//!   the call only tells the program about a socket of its own).
+//!   program asked for (the port it got, for port 0), written into its memory; on any other
+//!   socket the call goes on into the kernel, which answers for the program's own socket
+//!   (nothing is checked there: the call only tells the program about a socket of its own).
 //!
 //! Every held call is answered as the kernel would answer it on the socket it names: a socket
 //! pair's end (`UNIX-STREAM`, `UNIX`: the only other sockets a program may have) is never

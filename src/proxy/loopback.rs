@@ -309,16 +309,28 @@ impl Loopback {
 
     /// Makes the listener for the program's `listen` of its bound socket `inode` (made by
     /// [`Loopback::bind`]): a listener as [`Loopback::listen`] makes for the address the program
-    /// was told it had, to be put in its place.
+    /// was told it had, to be put in its place. The listener takes the bound socket's room (a
+    /// call at its most sockets may still listen on one it bound, as the kernel lets it); where
+    /// it cannot be made, the socket stays bound.
     pub fn listen_bound(
         &self,
         inode: u64,
         family: AddressFamily,
         nonblocking: bool,
     ) -> Result<OwnedFd, Errno> {
-        let asked = self.bound(inode).ok_or(Errno::INVAL)?.asked;
-        self.unbind(inode);
-        self.listen(asked, family, nonblocking)
+        let taken = {
+            let mut bound = lock(&self.bound);
+            let at = bound.0.iter().position(|s| s.inode == inode).ok_or(Errno::INVAL)?;
+            bound.0.remove(at)
+        };
+        let made = self.listen(taken.asked, family, nonblocking);
+        let mut bound = lock(&self.bound);
+        match made {
+            // Replaced at the program's descriptor, and counted while a copy keeps it open.
+            Ok(_) => bound.1.push(taken),
+            Err(_) => bound.0.push(taken),
+        }
+        made
     }
 
     /// A socket of `family` on the call's address, on a port of its band (listening if
