@@ -504,13 +504,15 @@ fn serves(server: IpAddr, client: IpAddr) -> bool {
     }
 }
 
-/// Whether a socket of the program's (or a listener) still holds `server`'s address: a bind
-/// without `SO_REUSEADDR` finds any socket bound there.
-fn still_bound(server: &Server) -> bool {
+/// Whether a socket of the program's still holds `server`'s address, found by a probe's bind
+/// there: without `SO_REUSEADDR` it fails while any socket is bound there (a bound socket);
+/// with it, only while one listens (a listener: `SO_REUSEADDR` lets `TIME_WAIT` be).
+fn still_holds(server: &Server, listening: bool) -> bool {
     let family = if server.real.is_ipv4() { AddressFamily::INET } else { AddressFamily::INET6 };
     let Ok(probe) = rustix::net::socket_with(family, SocketType::STREAM, SocketFlags::CLOEXEC, None) else {
         return true;
     };
+    let _ = rustix::net::sockopt::set_socket_reuseaddr(&probe, listening);
     if family == AddressFamily::INET6 {
         let _ = rustix::net::sockopt::set_ipv6_v6only(&probe, false);
     }
@@ -526,9 +528,9 @@ fn make_room(
     (bound, replaced): &mut (Vec<Server>, Vec<Server>),
     asked: SocketAddr,
 ) -> Result<(), Errno> {
-    servers.retain(still_listening);
-    bound.retain(still_bound);
-    replaced.retain(still_bound);
+    servers.retain(|s| still_holds(s, true));
+    bound.retain(|s| still_holds(s, false));
+    replaced.retain(|s| still_holds(s, false));
     let held = servers.len() + bound.len() + replaced.len();
     if held >= MAX_SERVERS || servers.iter().chain(bound.iter()).any(clashes(asked)) {
         return Err(Errno::ADDRINUSE);
@@ -545,20 +547,6 @@ fn clashes(asked: SocketAddr) -> impl Fn(&Server) -> bool {
             && (serves(canonical(s.asked.ip()), canonical(asked.ip()))
                 || serves(canonical(asked.ip()), canonical(s.asked.ip())))
     }
-}
-
-/// Whether a listener the program had is still there: another socket can take its address only
-/// when no socket listens on it (`SO_REUSEADDR` lets `TIME_WAIT` be).
-fn still_listening(server: &Server) -> bool {
-    let family = if server.real.is_ipv4() { AddressFamily::INET } else { AddressFamily::INET6 };
-    let Ok(probe) = rustix::net::socket_with(family, SocketType::STREAM, SocketFlags::CLOEXEC, None) else {
-        return true;
-    };
-    let _ = rustix::net::sockopt::set_socket_reuseaddr(&probe, true);
-    if family == AddressFamily::INET6 {
-        let _ = rustix::net::sockopt::set_ipv6_v6only(&probe, false);
-    }
-    rustix::net::bind(&probe, &server.real) == Err(Errno::ADDRINUSE)
 }
 
 /// `address` in `family`: an IPv4 address as itself, or v4-mapped in IPv6.
