@@ -63,7 +63,7 @@ impl std::fmt::Display for LookupError {
         match self {
             LookupError::BadName(why) => f.write_str(why),
             LookupError::NotFound => {
-                write!(f, "not found on the system PATH ({})", SYSTEM_PATH.join(":"))
+                write!(f, "not installed: not found on the system PATH ({})", SYSTEM_PATH.join(":"))
             }
         }
     }

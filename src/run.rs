@@ -102,11 +102,13 @@ pub fn run(req: &RunRequest) -> Report {
     let Launched { mut sandbox, group, out_r, err_r } = match launched {
         Ok(launched) => launched,
         Err(NotStarted::Refused(Refusal { exit_code, message })) => {
-            // A program `commands` does not list: lnk knows that one for certain.
-            if let (Commands::Listed(names), Tool::Run) = (&req.flags.commands, req.flags.tool) {
-                if !names.contains(&req.program) {
-                    report.denials.push(crate::denials::program_not_listed(&req.program));
-                }
+            // A program `commands` does not list, or none installed: lnk knows those for certain.
+            let unlisted = match &req.flags.commands {
+                Commands::Listed(names) => !names.contains(&req.program),
+                Commands::Any => false,
+            };
+            if req.flags.tool == Tool::Run && (unlisted || exit_code == crate::exit::NOT_FOUND) {
+                report.denials.push(crate::denials::program_refused(&req.program));
             }
             return report.refused(exit_code, message, started);
         }

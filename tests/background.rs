@@ -49,6 +49,10 @@ fn starts_are_refused_synchronously_with_run_exit_codes() {
     let out = bg.start_with(&[], &["perl", "-e", "1"]);
     assert_eq!(out.status.code(), Some(126), "{}", stderr(&out));
     assert!(stderr(&out).contains("not among"), "{}", stderr(&out));
+    // Not listed and not installed: 127 as for a listed one, the why saying so.
+    let out = bg.start_with(&[], &["no-such-program-lnk"]);
+    assert_eq!(out.status.code(), Some(127), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not installed"), "{}", stderr(&out));
     let any = Bg::with_policy("refuse-any", "commands = [\"*\"]\n");
     let out = any.start_with(&[], &["no-such-program-lnk"]);
     assert_eq!(out.status.code(), Some(127), "{}", stderr(&out));

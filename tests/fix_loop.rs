@@ -131,6 +131,117 @@ fn each_file_and_program_refusal_works_once_its_fix_is_applied() {
     }
 }
 
+/// Runs `cmd` until it works, applying each refusal's fix as given (at most `most` of them):
+/// the denials, in order. Each fix must pass `check`.
+fn loop_until_it_works(agent: &Agent, mode: Mode, cmd: &[&str], most: usize) -> Vec<serde_json::Value> {
+    let mut taken = Vec::new();
+    loop {
+        let r = call(agent, mode, cmd);
+        if r.code == Some(0) {
+            return taken;
+        }
+        assert!(taken.len() < most, "{mode:?}: {cmd:?} still refused after {taken:?}: {}", r.raw);
+        let denials = r.json["denials"].as_array().unwrap_or_else(|| panic!("{}", r.raw));
+        let denial =
+            denials.first().unwrap_or_else(|| panic!("{mode:?}: {cmd:?}: no denial: {}", r.raw)).clone();
+        assert!(denial["fix"].is_object(), "{mode:?}: {cmd:?}: a fix: {denial}\n{}", r.raw);
+        apply_fix(&agent.policy, &denial["fix"]);
+        assert_check_ok(&agent.policy, &agent.home);
+        taken.push(denial);
+    }
+}
+
+#[test]
+fn a_program_a_tool_names_and_a_repository_outside_the_grants_get_fixes_that_work() {
+    for mode in modes() {
+        // A program a tool runs by name, not listed: make's recipe, env, xargs, find's -exec.
+        let launchers: [(&str, &[&str], &str); 4] = [
+            ("make", &["make"], "seq"),
+            ("env", &["env", "seq", "3"], "seq"),
+            ("xargs", &["sh", "-c", "echo 3 | xargs seq"], "seq"),
+            ("find", &["find", ".", "-maxdepth", "0", "-exec", "echo", "{}", "+"], "echo"),
+        ];
+        for (tool, cmd, unlisted) in launchers {
+            let policy = usual().replacen("\"true\"]", &format!("\"true\", \"{tool}\"]"), 1);
+            let agent = Agent::new(&format!("fix-launched-{tool}"), &policy);
+            let work = agent.home.join("Link/Files/work");
+            std::fs::create_dir_all(&work).unwrap();
+            std::fs::write(work.join("Makefile"), "all:\n\tseq 3\n").unwrap();
+            let taken = loop_until_it_works(&agent, mode, cmd, 1);
+            let d = &taken[0];
+            assert_eq!(
+                (d["target"].as_str(), d["cause"].as_str(), d["fix"]["value"].as_str()),
+                (Some(unlisted), Some("not_listed"), Some(unlisted)),
+                "{mode:?}: {tool}: {d}"
+            );
+        }
+        // find names a folder it could not read the same way: that stays a folder's denial.
+        let agent = Agent::new("fix-find-folder", &usual().replacen("\"true\"]", "\"true\", \"find\"]", 1));
+        let work = agent.home.join("Link/Files/work");
+        std::fs::create_dir_all(work.join("seq")).unwrap();
+        std::fs::set_permissions(work.join("seq"), std::os::unix::fs::PermissionsExt::from_mode(0o000))
+            .unwrap();
+        let r = call(&agent, mode, &["find", "seq"]);
+        std::fs::set_permissions(work.join("seq"), std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        // (Root reads a mode-000 folder: nothing is refused then.)
+        if !rustix::process::geteuid().is_root() {
+            let d = &r.json["denials"][0];
+            assert_eq!(
+                (d["cause"].as_str(), d["access"].as_str()),
+                (Some("permissions"), Some("read")),
+                "{mode:?}: a folder named like a program is a folder: {}",
+                r.raw
+            );
+        }
+
+        // git's "repository … does not exist" for one outside the grants: the fix names the
+        // repository's folder, and the clone then works (git may next need `sh`, listed here).
+        let outside = Scratch::new_in(std::path::Path::new("/var/tmp"), "fix-repo");
+        let repo = outside.join("repo");
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git").args(args).output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        };
+        git(&["init", "-q", repo.to_str().unwrap()]);
+        git(&[
+            "-C",
+            repo.to_str().unwrap(),
+            "-c",
+            "user.name=a",
+            "-c",
+            "user.email=a@b",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ]);
+        let agent = Agent::new("fix-repo", &usual().replacen("\"true\"]", "\"true\", \"git\"]", 1));
+        let cmd = ["git", "clone", "-q", repo.to_str().unwrap(), "clone"];
+        let taken = loop_until_it_works(&agent, mode, &cmd, 2);
+        let d = &taken[0];
+        assert_eq!(
+            (d["cause"].as_str(), d["fix"]["key"].as_str(), d["fix"]["value"].as_str()),
+            (Some("outside_grants"), Some("read"), repo.to_str()),
+            "{mode:?}: {d}"
+        );
+        // A command git runs through the shell, not listed: `sh`, what could not be run.
+        let agent = Agent::new(
+            "fix-repo-shell",
+            &usual().replace("\"sh\", ", "").replacen("\"true\"]", "\"true\", \"git\"]", 1),
+        );
+        let policy = std::fs::read_to_string(&agent.policy).unwrap();
+        std::fs::write(
+            &agent.policy,
+            policy.replacen("read = [\"~\"]", &format!("read = [\"~\", {:?}]", repo.to_str().unwrap()), 1),
+        )
+        .unwrap();
+        let taken = loop_until_it_works(&agent, mode, &cmd, 2);
+        assert_eq!(taken[0]["fix"]["value"].as_str(), Some("sh"), "{mode:?}: {taken:?}");
+    }
+}
+
 #[test]
 fn where_no_change_would_allow_it_the_fix_is_null_and_why_says_what_would() {
     for mode in modes() {

@@ -40,6 +40,19 @@ fn programs_outside_commands_are_refused_before_anything_starts() {
     let r = agent.run(&["perl-not-listed-here"]);
     assert_eq!(r.code, Some(127), "listed but not on this computer: {}", r.raw);
     assert_eq!(r.outcome(), "not_found");
+    // Not listed and not installed: "not installed" first (127), never a fix to list it, so
+    // an agent can tell "not allowed" from "not there".
+    for program in ["perl-not-listed-here", "no-such-program-lnk"] {
+        let r = agent.run(&[program]);
+        assert_eq!((r.code, r.outcome()), (Some(127), "not_found"), "{}", r.raw);
+        let denials = r.json["denials"].as_array().unwrap();
+        assert_eq!(denials.len(), 1, "{}", r.raw);
+        assert_eq!(denials[0]["cause"], "not_installed", "{}", r.raw);
+        assert!(denials[0]["fix"].is_null(), "{}", r.raw);
+        assert!(denials[0]["why"].as_str().unwrap().contains("not installed"), "{}", r.raw);
+    }
+    let r = agent.run(&["perl", "-e", "1"]);
+    assert_eq!(r.json["denials"][0]["cause"], "not_listed", "installed, not listed: {}", r.raw);
 
     let off = Agent::new("off", "commands = []\n");
     let r = off.run(&["true"]);

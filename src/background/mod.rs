@@ -185,7 +185,11 @@ pub fn start(agent: &Agent, req: &StartRequest) -> Result<String, Failure> {
             ),
         ));
     }
-    // Refuse what the sandbox would refuse before anything is recorded.
+    // Refuse what the sandbox would refuse before anything is recorded; a program not
+    // installed first (127, listed or not: no change to the sandbox file would run it).
+    if let Err(e @ crate::program_path::LookupError::NotFound) = crate::program_path::lookup(&req.program) {
+        return Err(Failure::new(Reason::ProgramNotFound, format!("`{}`: {e}", req.program.escape_debug())));
+    }
     if let Commands::Listed(names) = &req.flags.commands {
         if !names.iter().any(|n| n == &req.program) {
             return Err(Failure::new(

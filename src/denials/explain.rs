@@ -44,6 +44,14 @@ pub struct Scene<'a> {
 /// explain it. `protected`: every path no grant opens here (see [`crate::protected`]).
 pub fn explain(named: &Named, scene: &Scene<'_>, protected: &[PathBuf]) -> Option<Denial> {
     let flags = scene.flags;
+    // A bare name make or find printed: the program it could not run, unless the start folder
+    // has a file of that name (then that file, explained below).
+    if named.program_or_file && !named.text.contains('/') {
+        let here = look(&scene.start.join(&named.text)).is_some_and(|seen| seen.file.is_some());
+        if !here {
+            return program_by_name(&named.text, flags);
+        }
+    }
     // A bare program name a shell could not run.
     if !named.text.contains('/') && (named.program || named.hint == Hint::Run) {
         return program_by_name(&named.text, flags);
@@ -123,7 +131,10 @@ pub fn explain(named: &Named, scene: &Scene<'_>, protected: &[PathBuf]) -> Optio
     let seen = look(&path)?;
     // Missing on the host too, where the program read it: nothing to grant (one it may have
     // been making, its folder there, is refused being made below).
-    if named.reason == Reason::Missing && seen.file.is_none() && named.hint == Hint::Read {
+    if matches!(named.reason, Reason::Missing | Reason::Unseen)
+        && seen.file.is_none()
+        && named.hint == Hint::Read
+    {
         return None;
     }
     // A relative path only where it is found from where the program started: the file, or for

@@ -45,6 +45,10 @@ pub enum Reason {
     /// `ENOENT`: not there, as the program sees it. Only the own world makes something there
     /// look missing: the host's `/tmp` beneath the call's own (see `explain`).
     Missing,
+    /// "does not exist": git's words for a repository it could not look at (Landlock's
+    /// `EACCES` on its `stat`). A refusal only where the path is there on the host and no
+    /// grant reaches it (see `explain`).
+    Unseen,
 }
 
 /// One refusal a line names.
@@ -57,6 +61,10 @@ pub struct Named {
     /// A command a shell could not run (`sh: 1: seq: Permission denied`): `text` is its name or
     /// path.
     pub program: bool,
+    /// A bare word a launcher that also names files printed (`make: cc`, find's `-exec` as
+    /// `find: ‘cc’`): the program it could not run, or, where the start folder has that name,
+    /// that file (`find: ‘sub’`, a folder it could not read). [`super::explain`] tells which.
+    pub program_or_file: bool,
 }
 
 /// The longest line read: past it, a line is someone's data, not an error message.
@@ -80,17 +88,43 @@ pub fn read(line: &str, before: &[&str]) -> Option<Named> {
     // a rename; the first is named).
     if let Some(rest) = after_reason(tail).and_then(|r| r.strip_prefix(": ")) {
         if let Some(path) = quoted(rest).filter(|p| looks_like_path(p)) {
-            return Some(Named { text: path, hint: python_hint(head), reason, program: false });
+            return Some(Named {
+                text: path,
+                hint: python_hint(head),
+                reason,
+                program: false,
+                program_or_file: false,
+            });
         }
     }
     // Rust programs: "Permission denied (os error 13)" alone, the path on a line before.
     if head.trim_end().is_empty() || head.trim_end().ends_with("Caused by:") {
         return rust_shape(before, reason);
     }
+    // git: "fatal: repository '/x/r' does not exist": the quoted path the words are said of.
+    if reason == Reason::Unseen {
+        let (path, _, after) = first_quoted_path(head)?;
+        let text = after.trim().is_empty().then_some(path)?;
+        return Some(Named { text, hint: Hint::Read, reason, program: false, program_or_file: false });
+    }
     // The reason follows a colon ("…: Permission denied"), or Python's "[Errno 13]" does.
     let head = head.trim_end();
     let head = strip_errno(head).unwrap_or(head);
     let head = head.strip_suffix(':')?.trim_end();
+    if let Some(named) = launcher_shape(head, reason) {
+        return Some(named);
+    }
+    // git: "fatal: cannot exec 'git-upload-pack '/r/.git'': Permission denied". A command with
+    // its arguments in the quotes git ran through the shell (`sh -c`), which is what could not
+    // be run; a bare name alone it ran itself. A path is read below.
+    if let Some((_, rest)) = head.split_once("cannot exec '") {
+        let word = rest.split([' ', '\'']).next().unwrap_or("");
+        if !word.contains('/') && is_program_name(word) {
+            let shell = rest[word.len()..].starts_with(' ');
+            let text = if shell { "sh".to_owned() } else { word.to_owned() };
+            return Some(Named { text, hint: Hint::Run, reason, program: true, program_or_file: false });
+        }
+    }
     // A quoted path before the reason: coreutils, git, gcc, Python's "can't open file". A move
     // or copy names its source first and the refused destination second.
     if let Some((path, before_quote, after)) = first_quoted_path(head) {
@@ -103,10 +137,12 @@ pub fn read(line: &str, before: &[&str]) -> Option<Named> {
             Some((second, _, _)) if destination => second,
             _ => path,
         };
-        return Some(Named { text: path, hint, reason, program: false });
+        return Some(Named { text: path, hint, reason, program: false, program_or_file: false });
     }
     let fields: Vec<&str> = head.split(": ").map(str::trim).collect();
-    let named = |text: String, hint: Hint, program: bool| Some(Named { text, hint, reason, program });
+    let named = |text: String, hint: Hint, program: bool| {
+        Some(Named { text, hint, reason, program, program_or_file: false })
+    };
     // tar: "tar: x/y: Cannot open", the path before tar's verb.
     if let [.., path, verb] = fields.as_slice() {
         if let Some(hint) = tar_verb(verb) {
@@ -162,6 +198,41 @@ pub fn read(line: &str, before: &[&str]) -> Option<Named> {
     phrase_path(last).and_then(|text| named(text, verb_hint(last, head), false))
 }
 
+/// A program a launcher could not run, by its bare name: `env: ‘cc’`, `xargs: cc`, `nice: ‘cc’`,
+/// `nohup: failed to run command 'cc'`; and from the launchers that also name files, `make: cc`
+/// (a recipe's command) and `find: ‘cc’` (`-exec`), which [`super::explain`] tells from a file
+/// of that name (`find: ‘sub’`, a folder it could not read). A path (`make: ./x.sh`) is left to
+/// the shapes below.
+fn launcher_shape(head: &str, reason: Reason) -> Option<Named> {
+    const RUNS_ONLY: &[&str] = &[
+        "env", "xargs", "nice", "nohup", "timeout", "stdbuf", "setsid", "ionice", "chrt", "taskset", "flock",
+        "time", "strace", "ltrace", "valgrind", "watch", "parallel", "exec",
+    ];
+    const RUNS_OR_NAMES_FILES: &[&str] = &["make", "gmake", "find"];
+    if reason != Reason::Denied {
+        return None;
+    }
+    let (launcher, operand) = head.split_once(": ")?;
+    let launcher = launcher.rsplit('/').next().unwrap_or(launcher);
+    let runs_only = RUNS_ONLY.contains(&launcher);
+    if !runs_only && !RUNS_OR_NAMES_FILES.contains(&launcher) {
+        return None;
+    }
+    let operand = operand.trim();
+    let operand = operand.strip_prefix("failed to run command ").unwrap_or(operand);
+    // The whole operand, quoted or not: a word inside a longer phrase is not the program.
+    let word = match quoted(operand) {
+        Some(inner) if operand.chars().count() == inner.chars().count() + 2 => inner,
+        Some(_) => return None,
+        None => operand.to_owned(),
+    };
+    if word.contains('/') || !is_program_name(&word) {
+        return None;
+    }
+    let hint = if runs_only { Hint::Run } else { program_hint(launcher) };
+    Some(Named { text: word, hint, reason, program: runs_only, program_or_file: !runs_only })
+}
+
 /// `head` without a trailing Python `[Errno N]`.
 fn strip_errno(head: &str) -> Option<&str> {
     let rest = head.strip_suffix(']')?;
@@ -179,6 +250,7 @@ fn reason_in(line: &str) -> Option<(Reason, usize)> {
         ("No such file or directory", Reason::Missing),
         ("no such file or directory", Reason::Missing),
         ("Directory nonexistent", Reason::Missing),
+        ("does not exist", Reason::Unseen),
     ];
     REASONS
         .iter()
@@ -196,6 +268,7 @@ fn after_reason(tail: &str) -> Option<&str> {
         "No such file or directory",
         "no such file or directory",
         "Directory nonexistent",
+        "does not exist",
     ] {
         if let Some(rest) = tail.strip_prefix(text) {
             return Some(rest);
@@ -219,7 +292,7 @@ fn node_shape(tail: &str, reason: Reason) -> Option<Named> {
         (_, "spawn" | "uv_spawn") => Hint::Run,
         _ => Hint::Unknown,
     };
-    Some(Named { text: path, hint, reason, program: hint == Hint::Run })
+    Some(Named { text: path, hint, reason, program: hint == Hint::Run, program_or_file: false })
 }
 
 /// A Rust program's refusal, its path in backticks on one of the lines before
@@ -241,6 +314,7 @@ fn rust_shape(before: &[&str], reason: Reason) -> Option<Named> {
             hint: verb_hint(&line[..start], line),
             reason,
             program: false,
+            program_or_file: false,
         });
     }
     None
@@ -497,6 +571,41 @@ mod tests {
         assert_eq!(named("sh: 1: kill: Operation not permitted"), None);
         assert_eq!(named("cat: notes.txt: Permission denied"), Some(("notes.txt".into(), Hint::Read, false)));
         assert_eq!(named("sh: 1: seq: Permission denied"), Some(("seq".into(), Hint::Run, true)));
+        // A launcher's program, by name; make and find name files the same way (`explain`
+        // tells them apart), and a phrase with a name in it is no operand.
+        for line in [
+            "env: ‘cc’: Permission denied",
+            "xargs: cc: Permission denied",
+            "nohup: failed to run command 'cc': Permission denied",
+            "timeout: failed to run command ‘cc’: Permission denied",
+            "/usr/bin/nice: ‘cc’: Permission denied",
+        ] {
+            assert_eq!(named(line), Some(("cc".into(), Hint::Run, true)), "{line}");
+        }
+        for (line, hint) in
+            [("make: cc: Permission denied", Hint::Unknown), ("find: ‘cc’: Permission denied", Hint::Read)]
+        {
+            let n = read(line, &[]).unwrap();
+            assert_eq!(
+                (n.text.as_str(), n.hint, n.program, n.program_or_file),
+                ("cc", hint, false, true),
+                "{line}"
+            );
+        }
+        assert_eq!(named("make: ./run.sh: Permission denied"), Some(("./run.sh".into(), Hint::Run, true)));
+        assert!(
+            read("env: ‘cc’ and more: Permission denied", &[])
+                .is_none_or(|n| !n.program_or_file && !n.program)
+        );
+        assert!(read("env: cc: No such file or directory", &[]).is_none_or(|n| !n.program));
+        let git_exec = "fatal: cannot exec 'git-upload-pack '/var/tmp/r/.git'': Permission denied";
+        assert_eq!(named(git_exec), Some(("sh".into(), Hint::Run, true)), "git ran it through the shell");
+        let alone = "fatal: cannot exec 'git-upload-pack': Permission denied";
+        assert_eq!(named(alone), Some(("git-upload-pack".into(), Hint::Run, true)));
+        // git's "does not exist", said of the quoted path only.
+        let git = read("fatal: repository '/var/tmp/r' does not exist", &[]).unwrap();
+        assert_eq!((git.text.as_str(), git.hint, git.reason), ("/var/tmp/r", Hint::Read, Reason::Unseen));
+        assert_eq!(read("fatal: repository '/var/tmp/r' on a host does not exist", &[]), None);
         assert_eq!(
             named("bash: line 1: ./run.sh: Permission denied"),
             Some(("./run.sh".into(), Hint::Run, true))

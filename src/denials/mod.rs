@@ -102,6 +102,9 @@ impl Access {
 pub enum Cause {
     /// The program is not among `commands`.
     NotListed,
+    /// The program is on no folder of the system PATH: not installed (no fix: no sandbox file
+    /// can run what is not there).
+    NotInstalled,
     /// The path is outside the grants that would allow the access (`fix` names the grant).
     OutsideGrants,
     /// A secret, a `[files] deny` entry or the agent's records: no grant opens it.
@@ -122,8 +125,9 @@ pub enum Cause {
 }
 
 impl Cause {
-    pub const ALL: [Cause; 8] = [
+    pub const ALL: [Cause; 9] = [
         Cause::NotListed,
+        Cause::NotInstalled,
         Cause::OutsideGrants,
         Cause::Protected,
         Cause::Permissions,
@@ -136,6 +140,7 @@ impl Cause {
     pub fn name(self) -> &'static str {
         match self {
             Cause::NotListed => "not_listed",
+            Cause::NotInstalled => "not_installed",
             Cause::OutsideGrants => "outside_grants",
             Cause::Protected => "protected",
             Cause::Permissions => "permissions",
@@ -222,20 +227,19 @@ pub fn add(denials: &mut Vec<Denial>, denial: Denial) {
     }
 }
 
-/// The denial for a program named on lnk's command line that `commands` does not list.
-pub fn program_not_listed(name: &str) -> Denial {
-    let found = crate::program_path::lookup(name).ok();
-    Denial {
-        access: Access::Run,
-        target: name.to_owned(),
-        cause: Cause::NotListed,
-        why: match &found {
-            Some(p) => format!("`{name}` ({}) is not among `commands`", p.path.display()),
-            None => format!("`{name}` is not among `commands` (and is not on this computer's system PATH)"),
-        },
-        fix: found.map(|_| Fix::program(name)),
-        inferred: false,
-    }
+/// The denial for a program named on lnk's command line that `commands` does not list, or that
+/// no folder of the system PATH has (listed or not: "not installed" comes first, since no change
+/// to the sandbox file would run it).
+pub fn program_refused(name: &str) -> Denial {
+    let (cause, why, fix) = match crate::program_path::lookup(name) {
+        Ok(p) => (
+            Cause::NotListed,
+            format!("`{name}` ({}) is not among `commands`", p.path.display()),
+            Some(Fix::program(name)),
+        ),
+        Err(e) => (Cause::NotInstalled, format!("`{name}`: {e}"), None),
+    };
+    Denial { access: Access::Run, target: name.to_owned(), cause, why, fix, inferred: false }
 }
 
 /// The denial for a process, thread, inotify instance or watch past the call's bound (`key` of

@@ -41,6 +41,12 @@ pub(super) fn resolve_program(
         }
         (Tool::Run, Commands::Listed(names)) => {
             if !names.iter().any(|n| n == name) {
+                // Not installed comes first: no change to the sandbox file would run it, and an
+                // agent must not be told to list it (127, as for a listed one).
+                if let Err(e @ crate::program_path::LookupError::NotFound) = crate::program_path::lookup(name)
+                {
+                    return Err(Refusal::not_found(format!("`{}`: {e}", name.escape_debug())));
+                }
                 return Err(Refusal::refused(format!(
                     "`{}` is not among the sandbox file's `commands`",
                     name.escape_debug()
