@@ -73,6 +73,32 @@ impl std::fmt::Display for FlagError {
     }
 }
 
+/// The flags that may be given more than once, each adding a value; any other flag given twice
+/// is a usage error (which of two limits was meant is not lnk's to guess).
+pub const REPEATABLE: &[&str] = &[
+    "--read",
+    "--write",
+    "--deny",
+    "--command",
+    "--internet-host",
+    "--internet-tcp",
+    "--agent-dir",
+    "--env",
+    "--resolve",
+];
+
+/// Why `flag` may not be given again, if it was given before (`seen`, which this keeps).
+pub fn given_twice(flag: &str, seen: &mut Vec<String>) -> Option<String> {
+    if REPEATABLE.contains(&flag) {
+        return None;
+    }
+    if seen.iter().any(|f| f == flag) {
+        return Some(format!("`{}` is given twice: give it once", flag.escape_debug()));
+    }
+    seen.push(flag.to_owned());
+    None
+}
+
 /// The flag names, for [`is_sandbox_flag`] and for suggesting a near one.
 pub const FLAG_NAMES: &[&str] = &[
     "--tool",
@@ -210,7 +236,11 @@ impl SandboxFlags {
         let mut hosts = Vec::new();
         let mut tcp = Vec::new();
         let mut it = args.iter();
+        let mut seen = Vec::new();
         while let Some(flag) = it.next() {
+            if let Some(why) = given_twice(flag, &mut seen) {
+                return Err(FlagError(why));
+            }
             if flag == "--any-command" {
                 any_command = true;
                 continue;

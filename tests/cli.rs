@@ -149,6 +149,14 @@ fn usage_errors_exit_2_with_one_line_and_help_exits_0() {
         (&["sandbox", "run", "--tol", "x", "--", "true"], "lnk sandbox run --help"),
         (&["sandbox", "run", "--read"], "lnk sandbox run --help"),
         (&["sandbox", "run", "--"], "lnk sandbox run --help"),
+        // A flag that is not a list, given twice: which was meant is not lnk's to guess.
+        (&["sandbox", "run", "--timeout", "5", "--timeout", "9", "--", "true"], "lnk sandbox run --help"),
+        (&["sandbox", "run", "--file", "a", "--file", "b", "--", "true"], "lnk sandbox run --help"),
+        (&["sandbox", "run", "--stdin", "--stdin", "--", "true"], "lnk sandbox run --help"),
+        (&["sandbox", "run", "--any-command", "--any-command", "--", "true"], "lnk sandbox run --help"),
+        (&["sandbox", "flags", "--tool", "run", "--tool", "file"], "lnk sandbox flags --help"),
+        // Beside a file, only the call's own limits.
+        (&["sandbox", "run", "--file", "a", "--read", "/tmp", "--", "true"], "lnk sandbox run --help"),
         (&["file"], "lnk file --help"),
     ] {
         let out = run(lnk().args(args));
@@ -349,6 +357,22 @@ fn link_run_prints_its_usage_and_refuses_bad_words() {
     assert!(stderr(&out).contains("`--agent-dir` is needed"), "{}", stderr(&out));
     let out = run(link_run().args(["read", "--agent-dir", "/tmp", "--files-dir", "/tmp"]));
     assert_eq!(out.status.code(), Some(2), "read needs an id");
+    let twice = [
+        "start",
+        "--agent-dir",
+        "/tmp",
+        "--files-dir",
+        "/tmp",
+        "--timeout",
+        "5",
+        "--timeout",
+        "9",
+        "--",
+        "true",
+    ];
+    let out = run(link_run().args(twice));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("`--timeout` is given twice"), "{}", stderr(&out));
 }
 
 #[test]

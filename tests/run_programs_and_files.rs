@@ -565,3 +565,23 @@ fn a_hostile_programs_lines_never_get_a_grant_that_opens_a_secret() {
         );
     }
 }
+
+#[test]
+fn one_calls_timeout_and_output_are_set_beside_the_file() {
+    // A harness that keeps one sandbox file per agent gives one long build, or one quick probe,
+    // its own limit without rewriting the file; nothing else may be changed beside it.
+    let agent = Agent::new("call-limits", "commands = [\"sleep\", \"sh\"]\n[tool.run]\ntimeout = 300\n");
+    for mode in modes() {
+        let r = Report::from(run(in_mode(&mut agent.command(&["--timeout", "1"], &["sleep", "30"]), mode)));
+        assert_eq!((r.outcome(), r.code), ("timed_out", Some(124)), "{mode:?}: {}", r.raw);
+        let printed = "printf '%0200d' 0";
+        let r =
+            Report::from(run(in_mode(&mut agent.command(&["--output", "50"], &["sh", "-c", printed]), mode)));
+        assert_eq!(r.code, Some(0), "{mode:?}: {}", r.raw);
+        assert!(r.json["stdout"]["cut_chars"].as_u64().unwrap() > 0, "{mode:?}: {}", r.raw);
+        let r = Report::from(run(in_mode(&mut agent.command(&[], &["sh", "-c", printed]), mode)));
+        assert_eq!(r.json["stdout"]["cut_chars"], 0, "{mode:?}: the file's own limit otherwise: {}", r.raw);
+    }
+    let out = run(&mut agent.command(&["--command", "cat"], &["cat", "/etc/hostname"]));
+    assert_eq!(out.status.code(), Some(2), "a grant beside the file is a usage error");
+}

@@ -44,14 +44,22 @@ impl ParsedArgs {
     }
 }
 
+/// The usage error for `flag` given twice, unless it may be repeated (see
+/// [`crate::flags::given_twice`]).
+fn once(flag: &str, seen: &mut Vec<String>) -> Result<(), UsageError> {
+    crate::flags::given_twice(flag, seen).map_or(Ok(()), |why| Err(UsageError(why)))
+}
+
 /// Reads `args` given the flags that take a value and the switches that do not. `--flag=value`
-/// and `--flag value` are both accepted; `--` ends the flags.
+/// and `--flag value` are both accepted; `--` ends the flags. A flag not
+/// [`crate::flags::REPEATABLE`] given twice is a usage error.
 pub fn parse(
     args: &[String],
     value_flags: &[&'static str],
     switches: &[&'static str],
 ) -> Result<ParsedArgs, UsageError> {
     let mut parsed = ParsedArgs::default();
+    let mut seen = Vec::new();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         if arg == "--" {
@@ -70,6 +78,9 @@ pub fn parse(
             Some((n, v)) => (n, Some(v.to_owned())),
             None => (arg.as_str(), None),
         };
+        if let Some(flag) = value_flags.iter().chain(switches).find(|f| **f == name) {
+            once(flag, &mut seen)?;
+        }
         if let Some(flag) = value_flags.iter().find(|f| **f == name) {
             let value = match inline {
                 Some(v) => v,
@@ -117,5 +128,10 @@ mod tests {
         );
         assert!(parse(&v(&["--tool"]), &["--tool"], &[]).unwrap_err().0.contains("needs a value"));
         assert!(parse(&v(&["--json=1"]), &[], &["--json"]).is_err());
+        let twice = parse(&v(&["--tool", "run", "--tool=file"]), &["--tool"], &[]).unwrap_err();
+        assert!(twice.0.contains("`--tool` is given twice"), "{twice}");
+        assert!(parse(&v(&["--json", "--json"]), &[], &["--json"]).is_err());
+        let p = parse(&v(&["--read", "/a", "--read=/b"]), &["--read"], &[]).unwrap();
+        assert_eq!(p.values("--read"), ["/a", "/b"]);
     }
 }

@@ -24,7 +24,8 @@ sandbox flags (`lnk sandbox flags FILE` prints the ones a file makes), or from t
 default when neither is given.
 
 Options:
-  --file FILE            the sandbox file
+  --file FILE            the sandbox file; beside it only --timeout and --output may be given
+                         (one call's own limits)
   --report json|text     json: one JSON object on standard output, always (also for a usage
                          error); text: the program's output as it was kept and a summary for a
                          person (default)
@@ -85,8 +86,12 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
     let mut protected = Vec::new();
     let mut resolve = Vec::new();
     let mut sandbox_flags = Vec::new();
+    let mut seen = Vec::new();
     let mut it = options.iter();
     while let Some(flag) = it.next() {
+        if let Some(why) = crate::flags::given_twice(flag, &mut seen) {
+            return Err(UsageError(why));
+        }
         let mut value = || it.next().cloned().ok_or_else(|| UsageError(format!("`{flag}` needs a value")));
         match flag.as_str() {
             "--file" => file = Some(value()?),
@@ -136,16 +141,41 @@ pub fn main(args: &[String]) -> Result<u8, UsageError> {
         }
     };
     let json = matches!(report, ReportFormat::Json);
-    if file.is_some() && !sandbox_flags.is_empty() {
-        return Err(UsageError("give either --file or sandbox flags, not both".into()));
+    // Beside a file, one call's own limits: `--timeout` (a long build, a quick probe) and
+    // `--output`. Every other sandbox flag would change what the file allows: not both.
+    let mut call_limits = Vec::new();
+    if file.is_some() {
+        for pair in sandbox_flags.chunks(2) {
+            match pair[0].as_str() {
+                "--timeout" | "--output" => call_limits.extend_from_slice(pair),
+                other => {
+                    return Err(UsageError(format!(
+                        "give either --file or sandbox flags, not both (`{}`; beside --file only --timeout and --output, one call's limits)",
+                        other.escape_debug()
+                    )));
+                }
+            }
+        }
+        sandbox_flags.clear();
     }
+    let call_limits = SandboxFlags::from_args(&call_limits).map_err(|e| UsageError(e.0))?;
+    let given = |flag: &str| seen.iter().any(|f| f == flag);
     let home = match paths::home_dir() {
         Ok(h) => h,
         Err(e) => return Ok(super::helper_failed(&e, json)),
     };
     let flags = match (&file, sandbox_flags.is_empty()) {
         (Some(file), _) => match sandbox_file::load(Path::new(file)) {
-            Ok(f) => SandboxFlags::from_file(&f, tool, &home),
+            Ok(f) => {
+                let mut flags = SandboxFlags::from_file(&f, tool, &home);
+                if given("--timeout") {
+                    flags.timeout_secs = call_limits.timeout_secs;
+                }
+                if given("--output") {
+                    flags.output_chars = call_limits.output_chars;
+                }
+                flags
+            }
             Err(e) => return Ok(super::invalid_file(file, &e, json, exit::HELPER_FAILED)),
         },
         (None, true) => SandboxFlags::from_file(&SandboxFile::embedded_default(), tool, &home),
