@@ -231,9 +231,32 @@ impl Report {
             }
         }
         lines.extend(self.denials.iter().map(|d| d.line()));
+        lines.extend(self.enforcement.as_ref().map(world_notes).into_iter().flatten());
         lines.extend(status);
         (!lines.is_empty()).then(|| lines.iter().map(|l| format!("lnk: {l}\n")).collect())
     }
+}
+
+/// What a person reading the text report would not guess: where the program started when it
+/// was not the caller's folder, and what `/tmp` was (the JSON report has the same as fields:
+/// `cwd_reason`, `tmp`, `mode`).
+fn world_notes(e: &Enforcement) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(why) = &e.start.moved {
+        notes.push(format!("started in `{}`, not the caller's folder: {why}", e.start.path.display()));
+    }
+    let tmp = e.tmp_dir.display();
+    if !e.mode.is_own_world() {
+        let why = e.mode_reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
+        notes.push(format!(
+            "Landlock-only mode{why}: the host's /tmp and /dev/shm are not the program's (only grants beneath them are), and /proc shows no process's folder; the call's own tmp folder is `{tmp}` ($TMPDIR)"
+        ));
+    } else if e.tmp_dir != std::path::Path::new("/tmp") {
+        notes.push(format!(
+            "the host's /tmp is shown read-only (a grant beneath it holds a secret); the call's own tmp folder is `{tmp}` ($TMPDIR)"
+        ));
+    }
+    notes
 }
 
 /// The proxy's part of the report: how many connections went out, and each refusal with why.

@@ -585,3 +585,46 @@ fn one_calls_timeout_and_output_are_set_beside_the_file() {
     let out = run(&mut agent.command(&["--command", "cat"], &["cat", "/etc/hostname"]));
     assert_eq!(out.status.code(), Some(2), "a grant beside the file is a usage error");
 }
+
+#[test]
+fn the_text_report_says_where_the_program_started_and_what_tmp_was() {
+    // A harness's work folder beneath the host's /tmp, in no grant: the own world shows its own
+    // /tmp there, so the program starts elsewhere, and a person reading the text is told why.
+    let scratch = Scratch::new_in(std::path::Path::new("/tmp"), "text-notes-work");
+    let work = scratch.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let call = |agent: &Agent, mode: Mode| {
+        let mut c = lnk();
+        c.env("HOME", &agent.home).current_dir(&work);
+        c.args(["sandbox", "run", "--file"]).arg(&agent.policy).args(["--", "sh", "-c", "pwd"]);
+        let out = run(in_mode(&mut c, mode));
+        assert_eq!(out.status.code(), Some(0), "{mode:?}: {}", stderr(&out));
+        (stdout(&out).trim().to_owned(), stderr(&out))
+    };
+    let no_grants = Agent::new("text-notes", "commands = [\"sh\"]\n");
+    // The home granted, beneath the host's /tmp here, with its secrets: the own world then shows
+    // the host's /tmp read-only, and the call's own tmp elsewhere.
+    let home_granted = Agent::new("text-notes-home", "commands = [\"sh\"]\n[files]\nread = [\"~\"]\n");
+    for mode in modes() {
+        let (started, notes) = call(&no_grants, mode);
+        match mode {
+            Mode::OwnWorld => {
+                assert_ne!(started, work.display().to_string(), "{mode:?}");
+                let said = format!("lnk: started in `{started}`, not the caller's folder: ");
+                assert!(notes.contains(&said) && notes.contains("/tmp"), "{mode:?}: {notes}");
+            }
+            Mode::LandlockOnly => {
+                assert_eq!(started, work.display().to_string(), "{mode:?}");
+                assert!(
+                    notes.contains("lnk: Landlock-only mode") && notes.contains("($TMPDIR)"),
+                    "{mode:?}: {notes}"
+                );
+                assert!(!notes.contains("started in"), "{mode:?}: {notes}");
+            }
+        }
+        let (_, notes) = call(&home_granted, mode);
+        if home_granted.home.starts_with("/tmp") && mode == Mode::OwnWorld {
+            assert!(notes.contains("lnk: the host's /tmp is shown read-only"), "{mode:?}: {notes}");
+        }
+    }
+}
