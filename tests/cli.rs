@@ -209,6 +209,10 @@ fn each_command_has_its_own_help() {
     for option in ["--file", "--report", "--stdin", "--env", "--agent-dir", "--resolve"] {
         assert!(run_help.contains(&format!("  {option} ")), "{option} in:\n{run_help}");
     }
+    // The file tool's help shows the README's own line (a session always gets standard input).
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let session = "lnk sandbox run --file FILE --tool file -- lnk file --files-dir";
+    assert!(help(&["file", "--help"]).contains(session) && readme.contains(session), "{session}");
     for (verb, own, other) in [
         ("check", "lnk sandbox check FILE [--agent-dir DIR]... [--json]", "lnk sandbox status"),
         ("flags", "lnk sandbox flags [FILE] [--tool run|file] [--json]", "lnk sandbox check"),

@@ -527,3 +527,25 @@ fn under_any_program_a_denied_file_in_a_system_folder_stays_closed() {
         assert!(!r.raw.contains("SECRET-system"), "{mode:?}: {}", r.raw);
     }
 }
+
+#[test]
+fn a_secret_folders_names_are_listed_only_where_the_mode_says_it_lacks_that() {
+    // The own world covers a hole with an empty mask; the Landlock-only mode cannot (the
+    // folders on the way to a hole may be listed), and says so in `lacks` and `status`.
+    let agent = Agent::new("secret-names", "commands = [\"sh\", \"ls\", \"cat\"]\n[files]\nread = [\"~\"]\n");
+    std::fs::create_dir_all(agent.home.join(".ssh")).unwrap();
+    std::fs::write(agent.home.join(".ssh/id_named_only"), "secret\n").unwrap();
+    for mode in modes() {
+        let mut c = agent.command(&[], &["sh", "-c", "ls -a ~/.ssh; cat ~/.ssh/id_named_only; echo done"]);
+        let r = Report::from(run(in_mode(&mut c, mode)));
+        assert!(r.out().contains("done") && !r.out().contains("secret"), "{mode:?}: {}", r.raw);
+        let listed = r.out().contains("id_named_only");
+        let said = r.json["enforced"]["lacks"].to_string().contains("a secret folder's names kept out");
+        assert_eq!(
+            (listed, said),
+            (mode == Mode::LandlockOnly, mode == Mode::LandlockOnly),
+            "{mode:?}: {}",
+            r.raw
+        );
+    }
+}

@@ -14,11 +14,12 @@ use crate::flags::SandboxFlags;
 
 pub const USAGE: &str = "\
 Usage:
-  lnk sandbox run --file FILE --tool file --stdin -- lnk file --files-dir DIR
+  lnk sandbox run --file FILE --tool file -- lnk file --files-dir DIR
 
 Answers one JSON request per line on standard input with one JSON answer per line on
 standard output (see the README for every operation). Run by `lnk sandbox run --tool file`,
-it takes the sandbox's grants from the launcher; run alone (tests, benchmarks), give them
+which always passes its standard input to a session, it takes the sandbox's grants from the
+launcher; run alone (tests, benchmarks), give them
 with --read DIR and --write DIR.
 ";
 

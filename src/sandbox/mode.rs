@@ -30,6 +30,7 @@ pub const LANDLOCK_ONLY_LACKS: &[&str] = &[
     "a /proc of the call's own (no /proc/self, no ps)",
     "/dev/shm itself (POSIX shared memory and semaphores work: shm_open and sem_open are made by the helper in the call's tmp folder; the host's /dev/shm stays unreachable)",
     "a network of the call's own (the host's is shared: TCP only, no UDP; the program's servers listen on the call's own loopback address, on ports above the host's automatic range (the report's servers), where other local processes could connect too; [internet] tcp endpoints by address only)",
+    "a secret folder's names kept out (in a hole of a read grant, such as ~/.ssh, the names, sizes and modes of what is inside can be listed: Landlock lets the folders on the way be listed and there is no mask to cover them; what is inside stays closed)",
     "System V IPC (refused)",
     UNIX_SOCKETS,
     "a terminal's peer by its path (ptsname, then open: expect's way; openpty, forkpty, script and pty.fork work, the helper makes the pair)",
