@@ -730,3 +730,128 @@ fn a_sandboxed_sessions_answers_and_its_report_never_share_a_stream() {
         "{report}"
     );
 }
+
+/// As root, the harness's way (`lnk sandbox run --tool file`): the session holds no capability,
+/// so it cannot give a replacement another user's owner, and must refuse rather than hand the
+/// file to root. Needs root (a file owned by another uid); as an ordinary user, skipped.
+#[test]
+fn a_sandboxed_root_session_never_hands_a_users_file_to_root() {
+    if !is_root() {
+        eprintln!(
+            "SKIPPED a_sandboxed_root_session_never_hands_a_users_file_to_root: needs root (chown to uid 65534)"
+        );
+        return;
+    }
+    use std::os::unix::fs::MetadataExt as _;
+    let f = Files::new("sandboxed-owner");
+    let path = f.files.join("theirs.txt");
+    std::fs::write(&path, "one").unwrap();
+    std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
+    set_mode(&path, 0o666);
+    let mut s = f.sandboxed();
+    let e = s.err(json!({"op": "write", "path": "theirs.txt", "content": "two"}), "denied");
+    assert!(e.contains("uid 65534") && e.contains("nothing was written"), "{e}");
+    s.err(json!({"op": "edit", "path": "theirs.txt", "old": "one", "new": "two"}), "denied");
+    let m = std::fs::metadata(&path).unwrap();
+    assert_eq!((m.uid(), m.gid(), m.mode() & 0o777), (65534, 65534, 0o666), "still theirs");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "one", "nothing was written");
+    assert!(
+        s.ok(json!({"op": "list", "path": "."}))["entries"].as_array().unwrap().len() == 1,
+        "no temp left"
+    );
+    // Root's own file is replaced as before.
+    s.ok(json!({"op": "write", "path": "mine.txt", "content": "a"}));
+    s.ok(json!({"op": "edit", "path": "mine.txt", "old": "a", "new": "b"}));
+    assert_eq!(std::fs::read_to_string(f.files.join("mine.txt")).unwrap(), "b");
+}
+
+/// A rename needs only the folder writable; a write or edit must also find the file writable, as
+/// the kernel answers for this session. Runs as root and as an ordinary user: the session bound
+/// by modes is refused either way; the plain session as root may write a 0444 file (the kernel's
+/// answer: CAP_DAC_OVERRIDE) and keeps its mode, as a user it is refused.
+#[test]
+fn a_write_never_replaces_a_file_its_caller_could_not_open_for_writing() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let f = Files::new("read-only");
+    let ro = f.files.join("ro.txt");
+    std::fs::write(&ro, "keep").unwrap();
+    set_mode(&ro, 0o444);
+    std::fs::write(f.files.join("rw.txt"), "old").unwrap();
+    let mut bound = f.session_bound_by_modes();
+    let e = bound.err(json!({"op": "write", "path": "ro.txt", "content": "lost"}), "denied");
+    assert!(e.contains("not writable by this session"), "{e}");
+    let e = bound.err(json!({"op": "edit", "path": "ro.txt", "old": "keep", "new": "lost"}), "denied");
+    assert!(e.contains("not writable by this session"), "{e}");
+    assert_eq!(std::fs::read_to_string(&ro).unwrap(), "keep", "nothing was written");
+    bound.ok(json!({"op": "write", "path": "rw.txt", "content": "new"}));
+    bound.ok(json!({"op": "write", "path": "fresh.txt", "content": "new"}));
+    let mut s = f.session();
+    if is_root() {
+        s.ok(json!({"op": "edit", "path": "ro.txt", "old": "keep", "new": "root's"}));
+        assert_eq!(std::fs::read_to_string(&ro).unwrap(), "root's", "root may, as the kernel says");
+        assert_eq!(std::fs::metadata(&ro).unwrap().permissions().mode() & 0o777, 0o444);
+    } else {
+        s.err(json!({"op": "write", "path": "ro.txt", "content": "lost"}), "denied");
+        assert_eq!(std::fs::read_to_string(&ro).unwrap(), "keep", "nothing was written");
+    }
+}
+
+/// A name that is not UTF-8 is listed (and found) in the escaped form with `escaped: true`, and
+/// that form sent back with `"escaped": true` reaches that very file in every operation; a UTF-8
+/// name that looks like an escape stays a different file, reached as itself.
+#[test]
+fn a_name_that_is_not_utf8_is_listed_by_a_name_that_reaches_it() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let os = |b: &[u8]| std::ffi::OsStr::from_bytes(b).to_owned();
+    let f = Files::new("not-utf8");
+    std::fs::write(f.files.join(os(b"bad\xff.txt")), "invalid").unwrap();
+    std::fs::write(f.files.join("bad\\xff.txt"), "literal").unwrap();
+    std::fs::create_dir(f.files.join(os(b"d\xfe"))).unwrap();
+    std::fs::write(f.files.join(os(b"d\xfe/n.txt")), "needle\n").unwrap();
+    let mut s = f.session();
+    let l = s.ok(json!({"op": "list", "path": "."}));
+    assert_eq!(
+        l["entries"],
+        json!([
+            {"name": "bad\\xff.txt", "kind": "file", "size": 7},
+            {"name": "bad\\xff.txt", "escaped": true, "kind": "file", "size": 7},
+            {"name": "d\\xfe", "escaped": true, "kind": "folder", "size": l["entries"][2]["size"]},
+        ]),
+        "sorted by bytes: `\\` (5c) before ff"
+    );
+    let esc = |req: Value| {
+        let mut req = req;
+        req["escaped"] = json!(true);
+        req
+    };
+    assert_eq!(s.ok(esc(json!({"op": "read", "path": "bad\\xff.txt"})))["text"], "invalid");
+    assert_eq!(s.ok(json!({"op": "read", "path": "bad\\xff.txt"}))["text"], "literal");
+    assert_eq!(s.ok(esc(json!({"op": "read", "path": "bad\\\\xff.txt"})))["text"], "literal");
+    assert_eq!(s.ok(esc(json!({"op": "stat", "path": "bad\\xff.txt"})))["size"], 7);
+    s.ok(esc(json!({"op": "edit", "path": "bad\\xff.txt", "old": "invalid", "new": "edited"})));
+    assert_eq!(std::fs::read_to_string(f.files.join(os(b"bad\xff.txt"))).unwrap(), "edited");
+    s.ok(esc(json!({"op": "write", "path": "d\\xfe/w\\xfd", "content": "w"})));
+    assert_eq!(std::fs::read_to_string(f.files.join(os(b"d\xfe/w\xfd"))).unwrap(), "w");
+    let found = s.ok(json!({"op": "search", "query": "needle"}));
+    assert_eq!(
+        found["matches"],
+        json!([{"path": "d\\xfe/n.txt", "escaped": true, "line": 1, "text": "needle"}])
+    );
+    let sub = s.ok(esc(json!({"op": "list", "path": "d\\xfe"})));
+    assert_eq!(sub["entries"][1], json!({"name": "w\\xfd", "escaped": true, "kind": "file", "size": 1}));
+    s.ok(esc(json!({"op": "move", "from": "bad\\xff.txt", "to": "moved\\xfc"})));
+    assert_eq!(std::fs::read_to_string(f.files.join(os(b"moved\xfc"))).unwrap(), "edited");
+    s.ok(esc(json!({"op": "remove", "path": "moved\\xfc"})));
+    s.ok(esc(json!({"op": "remove", "path": "d\\xfe", "recursive": true})));
+    assert_eq!(
+        std::fs::read_to_string(f.files.join("bad\\xff.txt")).unwrap(),
+        "literal",
+        "the literal one stays"
+    );
+    assert_eq!(std::fs::read_dir(&f.files).unwrap().count(), 1);
+    // An escape never makes a separator, a dot or a NUL, so it cannot climb or split a name.
+    for bad in ["\\x2e\\x2e/x", "a\\x2fb", "a\\x00", "a\\q"] {
+        s.err(esc(json!({"op": "read", "path": bad})), "bad_path");
+    }
+    s.err(json!({"op": "read", "path": "x", "escaped": "yes"}), "bad_request");
+}

@@ -397,6 +397,9 @@ fn file_session_answers_match_the_schema() {
     std::fs::write(files.join("bin.dat"), b"\0\x01\x02").unwrap();
     std::fs::write(files.join("long.txt"), "TODO 1\nTODO 2\nTODO 3\n").unwrap();
     std::os::unix::fs::symlink("/etc", files.join("link")).unwrap();
+    // A name that is not UTF-8: listed and found in the escaped form, with `escaped: true`.
+    let odd = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"odd\xff");
+    std::fs::write(files.join(odd), "TODO odd\n").unwrap();
     let requests = [
         r#"{"id":1,"op":"write","path":"out/a.md","content":"one\ntwo\ntwo\n"}"#,
         r#"{"id":2,"op":"read","path":"out/a.md"}"#,
@@ -429,6 +432,7 @@ fn file_session_answers_match_the_schema() {
         "not json at all",
         "",
         r#"{"op":"stat","path":"."}"#,
+        r#"{"id":26,"op":"read","path":"odd\\xff","escaped":true}"#,
     ];
     let mut input = requests.join("\n");
     input.push('\n');
@@ -457,6 +461,10 @@ fn file_session_answers_match_the_schema() {
         assert!(kinds.contains(&kind), "an error of kind {kind} among {kinds:?}:\n{text}");
     }
     assert!(answers.iter().any(|a| a.get("raw_id").is_some()), "a raw id:\n{text}");
+    for escaped in [r#"{"name":"odd\\xff","escaped":true,"#, r#"{"path":"odd\\xff","escaped":true,"#] {
+        assert!(text.contains(escaped), "{escaped} among the answers:\n{text}");
+    }
+    assert!(text.contains(r#""text":"TODO odd\n""#), "the escaped name reads its file:\n{text}");
     let outputs: Vec<(String, String)> =
         lines.iter().enumerate().map(|(i, l)| labelled(&format!("answer {}", i + 1), *l)).collect();
     validate("file-answer.schema.json", &outputs);

@@ -33,20 +33,25 @@ fn tree() -> &'static Tree {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(path) = std::str::from_utf8(data) else { return };
     let t = tree();
     let mut roots = Roots::new(t.home.clone(), &t.files, vec![t.home.clone()], vec![]).unwrap();
-    let request = lnk::json::Object::new().str("op", "read").str("path", path).finish();
-    let answer = lnk::file_tool::answer(&mut roots, &request, 1);
-    assert!(!answer.contains("SECRET"), "{path:?} -> {answer}");
-    let list = lnk::json::Object::new().str("op", "list").str("path", path).finish();
-    let answer = lnk::file_tool::answer(&mut roots, &list, 2);
-    assert!(!answer.contains("\"secret\""), "{path:?} listed outside: {answer}");
-    if let Ok(target) = roots.resolve(path, false) {
+    // Any bytes, not only UTF-8: an escaped path (`"escaped": true`) decodes to any bytes.
+    if let Ok(target) = roots.resolve(data, false) {
         let abs = target.abs.clone();
         assert!(
             abs.starts_with(&t.files) || abs.starts_with(t.home.join("Link/Teams")),
-            "{path:?} -> {abs:?}"
+            "{data:?} -> {abs:?}"
         );
+    }
+    let Ok(path) = std::str::from_utf8(data) else { return };
+    for escaped in [false, true] {
+        let request =
+            lnk::json::Object::new().str("op", "read").str("path", path).bool("escaped", escaped).finish();
+        let answer = lnk::file_tool::answer(&mut roots, &request, 1);
+        assert!(!answer.contains("SECRET"), "{path:?} -> {answer}");
+        let list =
+            lnk::json::Object::new().str("op", "list").str("path", path).bool("escaped", escaped).finish();
+        let answer = lnk::file_tool::answer(&mut roots, &list, 2);
+        assert!(!answer.contains("\"secret\""), "{path:?} listed outside: {answer}");
     }
 });

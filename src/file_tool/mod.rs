@@ -27,6 +27,10 @@
 //!   if the session is killed mid-write; the new file keeps the old one's owner, group and
 //!   permission bits, and the temporary file a killed write leaves is removed by the next session
 //!   that writes there (see [`ops::temp`]);
+//! - a write never replaces a file the session could not open for writing, nor one whose owner
+//!   and group it cannot give the replacement: `denied`, nothing written (see `ops::write`);
+//! - every name can be reached by the name an answer gives: one that is not UTF-8 comes escaped,
+//!   with `"escaped": true`, and goes back the same way (see `names`);
 //! - `write` and `edit` told which version they replace (`expect`) answer `changed` and write
 //!   nothing when the file is another version now;
 //! - every answer is bounded and says so: a read or list says `more` and where to go on, a
@@ -40,6 +44,7 @@
 //! launcher passed; nothing of a request: each line is parsed strictly and each path resolved by
 //! [`roots`].
 
+mod names;
 mod ops;
 pub mod roots;
 
@@ -114,6 +119,17 @@ impl Request {
                 .as_str()
                 .map(Some)
                 .ok_or_else(|| FileError::new("bad_request", format!("`{key}` must be a string"))),
+        }
+    }
+
+    /// A path field as the bytes it names: its text, or with `"escaped": true` in the request,
+    /// its escapes decoded (see `names`); `default` when it is absent.
+    pub fn path(&self, key: &str, default: Option<&str>) -> Result<Vec<u8>, FileError> {
+        let escaped = self.opt_bool("escaped")?.unwrap_or(false);
+        match (self.opt_str(key)?, default) {
+            (Some(text), _) => names::request_bytes(text, escaped),
+            (None, Some(text)) => Ok(text.as_bytes().to_vec()),
+            (None, None) => Err(FileError::new("bad_request", format!("`{key}` is needed"))),
         }
     }
 

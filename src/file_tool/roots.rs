@@ -13,14 +13,16 @@
 //! the grants, home and files folder it is given (from the launcher) and the kernel's `openat2`;
 //! nothing of the request's path, which [`crate::paths::AgentPath`] parses.
 
+use std::ffi::OsString;
 use std::os::fd::OwnedFd;
+use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
 use super::FileError;
-use crate::paths::{AgentPath, RelativePath, is_beneath, team_folder};
+use crate::paths::{AgentPath, is_beneath, team_folder};
 use crate::sandbox::grants;
 
 /// An opened root folder.
@@ -51,26 +53,73 @@ impl Root {
     }
 }
 
-/// A request's path, resolved to its root and the part beneath it.
+/// A request's path, resolved to its root and the names beneath it (any bytes: see
+/// `super::names`).
 pub struct Target<'a> {
     pub root: &'a Root,
-    pub rel: RelativePath,
+    /// The names beneath the root, none `.`, `..` or empty; none for the root itself.
+    names: Vec<OsString>,
     pub abs: PathBuf,
 }
 
 impl Target<'_> {
+    /// Whether this is the root itself.
+    pub fn is_root(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The names beneath the root, in order.
+    pub fn names(&self) -> &[OsString] {
+        &self.names
+    }
+
     /// The relative path as `openat2` takes it (`.` for the root itself).
-    pub fn rel_str(&self) -> String {
-        self.rel.to_string()
+    pub fn rel_os(&self) -> OsString {
+        join(&self.names)
+    }
+
+    /// The relative path as an answer's message shows it (escaped if it is not UTF-8).
+    pub fn shown(&self) -> String {
+        super::names::escape(self.rel_os().as_bytes())
     }
 
     /// The parent folder's relative path and the last name; `None` for the root itself.
-    pub fn split(&self) -> Option<(String, String)> {
-        let names: Vec<&str> = self.rel.components().collect();
-        let (last, parent) = names.split_last()?;
-        let parent = if parent.is_empty() { ".".to_owned() } else { parent.join("/") };
-        Some((parent, (*last).to_owned()))
+    pub fn split(&self) -> Option<(OsString, OsString)> {
+        let (last, parent) = self.names.split_last()?;
+        Some((join(parent), last.clone()))
     }
+}
+
+/// Names joined with `/`; `.` for none.
+fn join(names: &[OsString]) -> OsString {
+    if names.is_empty() {
+        return ".".into();
+    }
+    let mut out = OsString::new();
+    for (i, name) in names.iter().enumerate() {
+        if i > 0 {
+            out.push("/");
+        }
+        out.push(name);
+    }
+    out
+}
+
+/// The path's names as bytes, normalised as [`RelativePath::parse`] normalises its text (which
+/// has already accepted the same path): `.` and empty names dropped, `..` removing the one
+/// before.
+fn normalised_names(path: &[u8]) -> Vec<OsString> {
+    let mut names: Vec<OsString> = Vec::new();
+    for name in path.split(|b| *b == b'/') {
+        match name {
+            b"" | b"." => {}
+            b".." => {
+                names.pop();
+            }
+            name => names.push(OsString::from_vec(name.to_vec())),
+        }
+    }
+    names
 }
 
 /// The grants and the opened roots of one file session.
@@ -97,13 +146,34 @@ impl Roots {
 
     /// At the start of a session: sweeps the files folder if this session may write there.
     pub fn sweep_files_folder(&mut self) {
-        let _ = self.resolve(".", true);
+        let _ = self.resolve(b".", true);
     }
 
-    /// Resolves a request's path. `write` asks for a path a write grant covers.
-    pub fn resolve(&mut self, path: &str, write: bool) -> Result<Target<'_>, FileError> {
-        let agent_path = AgentPath::parse(path).map_err(|e| FileError::new("bad_path", e.to_string()))?;
-        let abs = agent_path.resolve(&self.files.path, &self.home);
+    /// Resolves a request's path, as bytes (see `super::names`). `write` asks for a path a
+    /// write grant covers.
+    ///
+    /// The path's text rules (relative, no climbing, no NUL, names within `NAME_MAX`, a team's
+    /// name) are [`AgentPath`]'s, checked on its text with each byte that is not UTF-8 standing
+    /// as `?` (one byte for one, never `/`, `.` or NUL, never in a team's name); its names are
+    /// then the bytes themselves, normalised the same way, and the grants are checked on them.
+    pub fn resolve(&mut self, path: &[u8], write: bool) -> Result<Target<'_>, FileError> {
+        let shown = super::names::escape(path);
+        let mut text = String::with_capacity(path.len());
+        for chunk in path.utf8_chunks() {
+            text.push_str(chunk.valid());
+            text.extend(std::iter::repeat_n('?', chunk.invalid().len()));
+        }
+        let agent_path = AgentPath::parse(&text).map_err(|e| FileError::new("bad_path", e.to_string()))?;
+        let mut names = normalised_names(path);
+        let (base, team) = match &agent_path {
+            AgentPath::Files(_) => (self.files.path.clone(), None),
+            AgentPath::Team { team, .. } => {
+                names.drain(..2);
+                (team_folder(&self.home, team), Some(team.clone()))
+            }
+        };
+        let mut abs = base;
+        abs.extend(&names);
         let allowed = |grants: &[PathBuf]| grants.iter().any(|g| is_beneath(&abs, g));
         let permitted =
             if write { allowed(&self.write) } else { allowed(&self.read) || allowed(&self.write) };
@@ -113,63 +183,66 @@ impl Roots {
             } else {
                 "read: no grant covers it"
             };
-            return Err(FileError::new("denied", format!("`{path}` may not be {what}")));
+            return Err(FileError::new("denied", format!("`{shown}` may not be {what}")));
         }
-        match agent_path {
-            AgentPath::Files(rel) => {
-                if write {
-                    self.files.sweep_once();
-                }
-                Ok(Target { root: &self.files, rel, abs })
+        let Some(team) = team else {
+            if write {
+                self.files.sweep_once();
             }
-            AgentPath::Team { team, rest } => {
-                if !self.teams.iter().any(|(t, _)| *t == team) {
-                    let folder = team_folder(&self.home, &team);
-                    let fd = grants::open_no_symlinks(&folder, true)
-                        .map_err(|e| FileError::new("symlink", e.to_string()))?
-                        .ok_or_else(|| {
-                            FileError::new("not_found", format!("the team folder of `{team}` does not exist"))
-                        })?;
-                    self.teams.push((team.clone(), Root::new(folder, fd)));
-                }
-                let root = &self.teams.iter().find(|(t, _)| *t == team).expect("inserted above").1;
-                if write {
-                    root.sweep_once();
-                }
-                Ok(Target { root, rel: rest, abs })
-            }
+            return Ok(Target { root: &self.files, names, abs });
+        };
+        if !self.teams.iter().any(|(t, _)| *t == team) {
+            let folder = team_folder(&self.home, &team);
+            let fd = grants::open_no_symlinks(&folder, true)
+                .map_err(|e| FileError::new("symlink", e.to_string()))?
+                .ok_or_else(|| {
+                    FileError::new("not_found", format!("the team folder of `{team}` does not exist"))
+                })?;
+            self.teams.push((team.clone(), Root::new(folder, fd)));
         }
+        let root = &self.teams.iter().find(|(t, _)| *t == team).expect("inserted above").1;
+        if write {
+            root.sweep_once();
+        }
+        Ok(Target { root, names, abs })
     }
 }
 
 /// Opens `rel` beneath `root` without following any link.
-pub fn open_beneath(root: &Root, rel: &str, flags: OFlags, mode: Mode) -> Result<OwnedFd, FileError> {
+pub fn open_beneath(
+    root: &Root,
+    rel: &std::ffi::OsStr,
+    flags: OFlags,
+    mode: Mode,
+) -> Result<OwnedFd, FileError> {
+    let shown = super::names::escape(rel.as_bytes());
     let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
     for _ in 0..16 {
         match rustix::fs::openat2(&root.fd, rel, flags | OFlags::CLOEXEC, mode, how) {
             Err(Errno::AGAIN) => continue,
             Err(Errno::NOSYS) => {
-                return walk_beneath(root, rel, flags, mode).map_err(|e| FileError::from_errno(e, rel));
+                return walk_beneath(root, rel, flags, mode).map_err(|e| FileError::from_errno(e, &shown));
             }
             Ok(fd) => return Ok(fd),
-            Err(e) => return Err(FileError::from_errno(e, rel)),
+            Err(e) => return Err(FileError::from_errno(e, &shown)),
         }
     }
-    Err(FileError::new("io", format!("`{rel}`: the lookup kept racing a rename")))
+    Err(FileError::new("io", format!("`{shown}`: the lookup kept racing a rename")))
 }
 
 /// The same without `openat2` (Linux before 5.6): one name at a time with `O_NOFOLLOW`, each
 /// folder checked not to be a link, the last name opened with `O_NOFOLLOW` too. `rel` is
 /// already normalised (no `..`), so nothing climbs.
-fn walk_beneath(root: &Root, rel: &str, flags: OFlags, mode: Mode) -> Result<OwnedFd, Errno> {
-    let names: Vec<&str> = rel.split('/').filter(|n| !n.is_empty() && *n != ".").collect();
+fn walk_beneath(root: &Root, rel: &std::ffi::OsStr, flags: OFlags, mode: Mode) -> Result<OwnedFd, Errno> {
+    let names: Vec<&[u8]> =
+        rel.as_bytes().split(|b| *b == b'/').filter(|n| !n.is_empty() && *n != b".").collect();
     let Some((last, folders)) = names.split_last() else {
         return rustix::fs::openat(&root.fd, ".", flags | OFlags::CLOEXEC, mode);
     };
     let mut dir =
         rustix::fs::openat(&root.fd, ".", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
     for name in folders {
-        if *name == ".." {
+        if *name == b".." {
             return Err(Errno::XDEV);
         }
         // A link here fails (ENOTDIR: O_NOFOLLOW opens the link itself, not a folder).

@@ -17,7 +17,9 @@ pub use search::search;
 pub use tree::{mkdir, remove, rename};
 pub use write::{edit, write};
 
+use std::ffi::OsString;
 use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStringExt as _;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 
@@ -58,17 +60,13 @@ pub(super) fn kind_name(t: FileType) -> &'static str {
 
 /// Opens a regular file for reading, never blocking on a FIFO and never following a link.
 pub(super) fn open_regular(t: &Target<'_>) -> Result<(OwnedFd, Stat), FileError> {
-    let fd = open_beneath(
-        t.root,
-        &t.rel_str(),
-        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
-        Mode::empty(),
-    )?;
-    let st = rustix::fs::fstat(&fd).map_err(|e| FileError::from_errno(e, &t.rel_str()))?;
+    let fd =
+        open_beneath(t.root, &t.rel_os(), OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY, Mode::empty())?;
+    let st = rustix::fs::fstat(&fd).map_err(|e| FileError::from_errno(e, &t.shown()))?;
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
         return Err(FileError::new(
             "not_a_file",
-            format!("`{}` is a {}", t.rel, kind_name(FileType::from_raw_mode(st.st_mode))),
+            format!("`{}` is a {}", t.shown(), kind_name(FileType::from_raw_mode(st.st_mode))),
         ));
     }
     Ok((fd, st))
@@ -101,7 +99,8 @@ pub(super) fn is_binary(bytes: &[u8]) -> bool {
         || std::str::from_utf8(bytes).is_err_and(|e| e.error_len().is_some())
 }
 
-pub(super) fn entries(dir: &OwnedFd) -> Result<Vec<(String, FileType, u64)>, FileError> {
+/// A folder's entries (not `.` and `..`), sorted by name (bytewise): name, kind, size.
+pub(super) fn entries(dir: &OwnedFd) -> Result<Vec<(OsString, FileType, u64)>, FileError> {
     let fd =
         rustix::fs::openat(dir, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
             .map_err(io)?;
@@ -109,7 +108,7 @@ pub(super) fn entries(dir: &OwnedFd) -> Result<Vec<(String, FileType, u64)>, Fil
     let mut out = Vec::new();
     for entry in reader {
         let entry = entry.map_err(io)?;
-        let name = entry.file_name().to_string_lossy().into_owned();
+        let name = OsString::from_vec(entry.file_name().to_bytes().to_vec());
         if name == "." || name == ".." {
             continue;
         }

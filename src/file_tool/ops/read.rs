@@ -10,18 +10,19 @@
 //! nothing of what a file holds (any bytes: a binary file is said to be one, not shown).
 
 use std::io::BufRead as _;
+use std::os::unix::ffi::OsStrExt as _;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use super::super::roots::{Roots, open_beneath};
-use super::super::{FileError, Request};
+use super::super::{FileError, Request, names};
 use super::*;
 use crate::json;
 
 /// `read`: lines `offset` (0-based) to `offset + limit`, or a byte range with `byte_offset` and
 /// `byte_length`. A binary file answers its size and `binary: true`, not its bytes.
 pub fn read(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
-    let t = roots.resolve(req.str("path")?, false)?;
+    let t = roots.resolve(&req.path("path", None)?, false)?;
     let (fd, st) = open_regular(&t)?;
     let size = st.st_size as u64;
     let answer = json::Object::new().num("size", size).num("mtime_ns", mtime_ns(&st));
@@ -143,13 +144,16 @@ fn read_lines(fd: OwnedFd, offset: u64, limit: u64) -> Result<Lines, FileError> 
 pub fn list(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
     let offset = req.opt_u64("offset")?.unwrap_or(0);
     let limit = req.opt_u64("limit")?.unwrap_or(DEFAULT_LIST_ENTRIES).min(MAX_LIST_ENTRIES);
-    let t = roots.resolve(req.opt_str("path")?.unwrap_or("."), false)?;
-    let dir = open_beneath(t.root, &t.rel_str(), OFlags::PATH | OFlags::DIRECTORY, Mode::empty())?;
+    let t = roots.resolve(&req.path("path", Some("."))?, false)?;
+    let dir = open_beneath(t.root, &t.rel_os(), OFlags::PATH | OFlags::DIRECTORY, Mode::empty())?;
     let all = entries(&dir)?;
     let total = all.len() as u64;
     let end = offset.saturating_add(limit).min(total);
     let items = all.into_iter().skip(offset as usize).take(limit as usize).map(|(name, kind, size)| {
-        json::Object::new().str("name", &name).str("kind", kind_name(kind)).num("size", size).finish()
+        let (name, escaped) = names::for_answer(name.as_bytes());
+        let o = json::Object::new().str("name", &name);
+        let o = if escaped { o.bool("escaped", true) } else { o };
+        o.str("kind", kind_name(kind)).num("size", size).finish()
     });
     let mut o =
         json::Object::new().raw("entries", &json::array(items)).num("total", total).bool("more", end < total);
@@ -161,13 +165,13 @@ pub fn list(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
 
 /// `stat`: kind, size and modification time (a link is described, not followed).
 pub fn stat(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
-    let t = roots.resolve(req.str("path")?, false)?;
+    let t = roots.resolve(&req.path("path", None)?, false)?;
     let st = match t.split() {
         None => rustix::fs::fstat(&t.root.fd).map_err(io)?,
         Some((parent, name)) => {
             let dir = open_beneath(t.root, &parent, OFlags::PATH | OFlags::DIRECTORY, Mode::empty())?;
-            rustix::fs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW)
-                .map_err(|e| FileError::from_errno(e, &t.rel_str()))?
+            rustix::fs::statat(&dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
+                .map_err(|e| FileError::from_errno(e, &t.shown()))?
         }
     };
     let modified_ms = st.st_mtime as i128 * 1000 + i128::from(st.st_mtime_nsec as i64 / 1_000_000);

@@ -14,11 +14,12 @@
 //! read, and the sandbox it runs in for the holes beneath it (each counted `unreadable`).
 
 use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt as _;
 
 use rustix::fs::{FileType, Mode, OFlags};
 
 use super::super::roots::{Roots, open_beneath};
-use super::super::{FileError, Request};
+use super::super::{FileError, Request, names};
 use super::*;
 use crate::json;
 
@@ -52,8 +53,9 @@ pub fn search(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
         return Err(FileError::new("bad_request", "`query` is one non-empty line"));
     }
     let limit = req.opt_u64("limit")?.unwrap_or(DEFAULT_SEARCH_RESULTS).min(MAX_SEARCH_RESULTS) as usize;
-    let t = roots.resolve(req.opt_str("path")?.unwrap_or("."), false)?;
-    let top = open_beneath(t.root, &t.rel_str(), OFlags::PATH | OFlags::DIRECTORY, Mode::empty())?;
+    let path = req.path("path", Some("."))?;
+    let t = roots.resolve(&path, false)?;
+    let top = open_beneath(t.root, &t.rel_os(), OFlags::PATH | OFlags::DIRECTORY, Mode::empty())?;
     // The searched folder itself must be readable: that is an error, not a skip.
     let top_entries = entries(&top)?;
     let finder = memchr::memmem::Finder::new(query.as_bytes());
@@ -61,12 +63,17 @@ pub fn search(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
     let mut skipped = Skipped::default();
     let mut stopped = None;
     let mut visited = 0;
-    let mut stack: Vec<(OwnedFd, String, usize)> = vec![(top, String::new(), 0)];
+    // Paths are bytes until answered (see `names`): the request's path as written, then names.
+    let mut stack: Vec<(OwnedFd, Vec<u8>, usize)> = vec![(top, Vec::new(), 0)];
     let mut first = Some(top_entries);
-    let prefix = if t.rel.is_root() {
-        String::new()
+    let prefix = if t.is_root() {
+        Vec::new()
     } else {
-        format!("{}/", req.opt_str("path")?.unwrap_or(".").trim_end_matches('/'))
+        let mut p = path.as_slice();
+        while let [rest @ .., b'/'] = p {
+            p = rest;
+        }
+        [p, b"/"].concat()
     };
     'walk: while let Some((dir, rel, depth)) = stack.pop() {
         let listed = match first.take() {
@@ -85,12 +92,16 @@ pub fn search(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
                 stopped = Some("entries");
                 break 'walk;
             }
-            let path = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
+            let path = if rel.is_empty() {
+                name.as_bytes().to_vec()
+            } else {
+                [rel.as_slice(), b"/", name.as_bytes()].concat()
+            };
             match kind {
                 FileType::Directory if depth >= MAX_SEARCH_DEPTH => skipped.too_deep += 1,
                 FileType::Directory => {
                     let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-                    match rustix::fs::openat(&dir, name.as_str(), flags, Mode::empty()) {
+                    match rustix::fs::openat(&dir, name.as_os_str(), flags, Mode::empty()) {
                         Ok(sub) => stack.push((sub, path, depth + 1)),
                         Err(_) => skipped.unreadable += 1,
                     }
@@ -98,7 +109,7 @@ pub fn search(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
                 FileType::RegularFile if size > MAX_SEARCH_FILE => skipped.too_large += 1,
                 FileType::RegularFile => {
                     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-                    let Ok(bytes) = rustix::fs::openat(&dir, name.as_str(), flags, Mode::empty())
+                    let Ok(bytes) = rustix::fs::openat(&dir, name.as_os_str(), flags, Mode::empty())
                         .map_err(io)
                         .and_then(|fd| read_all(&fd, MAX_SEARCH_FILE))
                     else {
@@ -114,13 +125,10 @@ pub fn search(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
                         let line_no = memchr::memchr_iter(b'\n', &bytes[..at]).count() + 1;
                         let text =
                             String::from_utf8_lossy(&bytes[line_start..line_end.min(line_start + 500)]);
-                        results.push(
-                            json::Object::new()
-                                .str("path", &format!("{prefix}{path}"))
-                                .num("line", line_no as u64)
-                                .str("text", &text)
-                                .finish(),
-                        );
+                        let (shown, escaped) = names::for_answer(&[prefix.as_slice(), &path].concat());
+                        let o = json::Object::new().str("path", &shown);
+                        let o = if escaped { o.bool("escaped", true) } else { o };
+                        results.push(o.num("line", line_no as u64).str("text", &text).finish());
                         if results.len() >= limit {
                             stopped = Some("limit");
                             break 'walk;

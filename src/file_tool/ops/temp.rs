@@ -16,7 +16,9 @@
 //! `flock` (a free lock means the writer is gone), and the name: any regular file beneath a write
 //! root that is named as [`create`] names them is taken for one of its own.
 
+use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
+use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
 
 use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
@@ -31,19 +33,21 @@ const KEPT_OF_NAME: usize = 200;
 
 /// Creates and locks a new temporary file in `dir` for replacing `name`; returns its name and
 /// descriptor (the lock lasts as long as the descriptor).
-pub(super) fn create(dir: &OwnedFd, name: &str) -> Result<(String, OwnedFd), Errno> {
+pub(super) fn create(dir: &OwnedFd, name: &OsStr) -> Result<(OsString, OwnedFd), Errno> {
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let name = name.as_bytes();
     let mut cut = name.len().min(KEPT_OF_NAME);
-    while !name.is_char_boundary(cut) {
+    // Not in the middle of a UTF-8 character (a continuation byte is 0b10xx_xxxx).
+    while cut > 0 && cut < name.len() && name[cut] & 0xc0 == 0x80 {
         cut -= 1;
     }
     let pid = rustix::process::getpid().as_raw_nonzero();
     for _ in 0..8 {
         let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tmp = format!("{TEMP_PREFIX}{pid}-{n}-{}", &name[..cut]);
+        let tmp = OsString::from_vec([format!("{TEMP_PREFIX}{pid}-{n}-").as_bytes(), &name[..cut]].concat());
         let fd = rustix::fs::openat(
             dir,
-            tmp.as_str(),
+            tmp.as_os_str(),
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::from_raw_mode(0o644),
         )?;
@@ -57,10 +61,10 @@ pub(super) fn create(dir: &OwnedFd, name: &str) -> Result<(String, OwnedFd), Err
 }
 
 /// Whether `name` is one [`create`] makes: the prefix, a pid, a number, a dash.
-fn is_temp_name(name: &str) -> bool {
-    let Some(rest) = name.strip_prefix(TEMP_PREFIX) else { return false };
-    let mut parts = rest.splitn(3, '-');
-    let digits = |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+fn is_temp_name(name: &OsStr) -> bool {
+    let Some(rest) = name.as_bytes().strip_prefix(TEMP_PREFIX.as_bytes()) else { return false };
+    let mut parts = rest.splitn(3, |b| *b == b'-');
+    let digits = |p: Option<&[u8]>| p.is_some_and(|p| !p.is_empty() && p.iter().all(u8::is_ascii_digit));
     digits(parts.next()) && digits(parts.next()) && parts.next().is_some()
 }
 
@@ -85,7 +89,7 @@ pub fn sweep(root: &OwnedFd) -> usize {
             match kind {
                 FileType::Directory if depth < MAX_SEARCH_DEPTH => {
                     let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-                    if let Ok(sub) = rustix::fs::openat(&dir, name.as_str(), flags, Mode::empty()) {
+                    if let Ok(sub) = rustix::fs::openat(&dir, name.as_os_str(), flags, Mode::empty()) {
                         stack.push((sub, depth + 1));
                     }
                 }
@@ -101,7 +105,7 @@ pub fn sweep(root: &OwnedFd) -> usize {
 
 /// Removes the temporary file `name` in `dir` if its lock is free, holding the lock while it
 /// checks the name is still that file and removes it.
-fn remove_if_unlocked(dir: &OwnedFd, name: &str) -> bool {
+fn remove_if_unlocked(dir: &OwnedFd, name: &OsStr) -> bool {
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
     let Ok(fd) = rustix::fs::openat(dir, name, flags, Mode::empty()) else { return false };
     if rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive).is_err() {
@@ -116,10 +120,9 @@ fn remove_if_unlocked(dir: &OwnedFd, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::is_temp_name;
-
     #[test]
     fn only_names_the_writer_makes_are_temporary() {
+        let is_temp_name = |name: &str| super::is_temp_name(name.as_ref());
         assert!(is_temp_name(".lnk-tmp-12-0-notes.md"));
         assert!(is_temp_name(".lnk-tmp-12-0-a-b"));
         assert!(!is_temp_name(".lnk-tmp-notes.md"));

@@ -1,8 +1,16 @@
 //! `write` and `edit`: a file replaced atomically (a new file beside it, synced, renamed over it).
 //!
-//! The replacement keeps what the old file had that a rename would lose: its permission bits
-//! and, when this process may set them (root, or the owner giving a file to a group it is in),
-//! its owner and group, so a session run as root never hands a user's file to root.
+//! A replace never does what an editor's open for writing could not: the file it replaces must be
+//! writable by this session, as the kernel answers `faccessat(W_OK, AT_EACCESS)` on that very name
+//! (not following a link), else the answer is `denied` and nothing is written. A rename needs only
+//! the folder to be writable, so without this a session would replace a read-only file; root
+//! passes as the kernel says (a 0444 file, with `CAP_DAC_OVERRIDE`).
+//!
+//! The replacement keeps what the old file had that a rename would lose: its owner and group, then
+//! its permission bits. When this process may not give the new file the old one's owner or group
+//! (a sandboxed root holds no `CAP_CHOWN`; an ordinary user cannot give a file away; an id with no
+//! mapping in this user namespace cannot be set), the answer is `denied` and nothing is written:
+//! a session never hands a person's file to root, or to anyone else.
 //!
 //! Both may be told which version of the file they replace, `"expect": {"mtime_ns": …,
 //! "size": …}` (either or both, as `read` and `stat` answer them): when the file is not that
@@ -96,10 +104,9 @@ impl Version {
     }
 }
 
-/// Gives the new file `fd` the old file's owner and group, when they differ and this process
-/// may set them. An ordinary user cannot give a file away (EPERM), and an id with no mapping
-/// in this user namespace cannot be set (EINVAL): the new file is then the writer's, as with any
-/// editor that replaces files. Any other failure stops the write.
+/// Gives the new file `fd` the old file's owner and group when they differ. When this process
+/// may not (EPERM: no `CAP_CHOWN`, or a group it is not in; EINVAL: an id with no mapping in this
+/// user namespace), the write is refused as `denied`: the replacement would change hands.
 fn keep_owner(fd: &OwnedFd, old: &Stat, rel: &str) -> Result<(), FileError> {
     let new = rustix::fs::fstat(fd).map_err(io)?;
     if (new.st_uid, new.st_gid) == (old.st_uid, old.st_gid) {
@@ -107,10 +114,36 @@ fn keep_owner(fd: &OwnedFd, old: &Stat, rel: &str) -> Result<(), FileError> {
     }
     let (uid, gid) = (rustix::fs::Uid::from_raw(old.st_uid), rustix::fs::Gid::from_raw(old.st_gid));
     match rustix::fs::fchown(fd, Some(uid), Some(gid)) {
-        Ok(()) | Err(Errno::PERM | Errno::INVAL) => Ok(()),
+        Ok(()) => Ok(()),
+        Err(Errno::PERM | Errno::INVAL) => Err(FileError::new(
+            "denied",
+            format!(
+                "`{rel}` belongs to uid {} gid {}, which this session cannot give its replacement \
+                 (it would become uid {} gid {}); nothing was written",
+                old.st_uid, old.st_gid, new.st_uid, new.st_gid
+            ),
+        )),
         Err(e) => {
             Err(FileError::new("io", format!("cannot keep the owner of `{rel}` ({e}); nothing was written")))
         }
+    }
+}
+
+/// `denied` unless the file `name` in `dir` could be opened for writing by this session: the
+/// kernel's own answer (`faccessat2` with `AT_EACCESS`, on the name itself, not following a link),
+/// so root passes where the kernel lets it and a file's mode, ACL or immutable flag refuse where
+/// they would.
+fn refuse_unless_writable(dir: &OwnedFd, name: &std::ffi::OsStr, rel: &str) -> Result<(), FileError> {
+    let flags = AtFlags::EACCESS | AtFlags::SYMLINK_NOFOLLOW;
+    match rustix::fs::accessat(dir, name, rustix::fs::Access::WRITE_OK, flags) {
+        Ok(()) => Ok(()),
+        Err(Errno::ACCESS | Errno::PERM | Errno::ROFS) => Err(FileError::new(
+            "denied",
+            format!(
+                "`{rel}` is not writable by this session (its mode, owner or flags forbid it); nothing was written"
+            ),
+        )),
+        Err(e) => Err(FileError::from_errno(e, rel)),
     }
 }
 
@@ -128,18 +161,21 @@ fn write_atomically(
         .split()
         .ok_or_else(|| FileError::new("not_a_file", "the root folder cannot be written as a file"))?;
     let dir = open_beneath(t.root, &parent, OFlags::PATH | OFlags::DIRECTORY, Mode::empty())?;
-    let old = rustix::fs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW).ok();
+    let old = rustix::fs::statat(&dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).ok();
     if let Some(expect) = expect {
-        expect.check(old.as_ref(), &t.rel_str())?;
+        expect.check(old.as_ref(), &t.shown())?;
     }
-    let (tmp, fd) = temp::create(&dir, &name).map_err(|e| FileError::from_errno(e, &t.rel_str()))?;
+    if old.as_ref().is_some_and(|o| FileType::from_raw_mode(o.st_mode) != FileType::Symlink) {
+        refuse_unless_writable(&dir, &name, &t.shown())?;
+    }
+    let (tmp, fd) = temp::create(&dir, &name).map_err(|e| FileError::from_errno(e, &t.shown()))?;
     let written = (|| {
         // A replaced file keeps its owner, then its permissions (in that order: a change of
         // owner clears set-id bits). An edited script stays executable.
         if let Some(old) =
             old.as_ref().filter(|o| FileType::from_raw_mode(o.st_mode) == FileType::RegularFile)
         {
-            keep_owner(&fd, old, &t.rel_str())?;
+            keep_owner(&fd, old, &t.shown())?;
             let _ = rustix::fs::fchmod(&fd, Mode::from_raw_mode(old.st_mode & 0o777));
         }
         let mut file = std::fs::File::from(fd.try_clone().map_err(io)?);
@@ -147,14 +183,14 @@ fn write_atomically(
         #[cfg(feature = "fault-points")]
         crate::fault::point("file-write-before-rename");
         if let Some(expect) = expect {
-            let now = rustix::fs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW).ok();
-            expect.check(now.as_ref(), &t.rel_str())?;
+            let now = rustix::fs::statat(&dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).ok();
+            expect.check(now.as_ref(), &t.shown())?;
         }
-        rustix::fs::renameat(&dir, tmp.as_str(), &dir, name.as_str())
-            .map_err(|e| FileError::from_errno(e, &t.rel_str()))
+        rustix::fs::renameat(&dir, tmp.as_os_str(), &dir, name.as_os_str())
+            .map_err(|e| FileError::from_errno(e, &t.shown()))
     })();
     if written.is_err() {
-        let _ = rustix::fs::unlinkat(&dir, tmp.as_str(), AtFlags::empty());
+        let _ = rustix::fs::unlinkat(&dir, tmp.as_os_str(), AtFlags::empty());
     }
     written
 }
@@ -166,9 +202,9 @@ fn write_atomically(
 /// over that version of the file.
 pub fn write(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
     let content = req.str("content")?.to_owned();
-    let t = roots.resolve(req.str("path")?, true)?;
-    if let Some((parent, _)) = t.split() {
-        make_folders(&t, &parent)?;
+    let t = roots.resolve(&req.path("path", None)?, true)?;
+    if let Some((_, parents)) = t.names().split_last() {
+        make_folders(&t, parents)?;
     }
     let expect = Version::from_request(req)?;
     write_atomically(&t, content.as_bytes(), req.opt_bool("sync")?.unwrap_or(true), expect.as_ref())?;
@@ -183,10 +219,10 @@ pub fn edit(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
         return Err(FileError::new("bad_request", "`old` is empty"));
     }
     let expect = Version::from_request(req)?;
-    let t = roots.resolve(req.str("path")?, true)?;
+    let t = roots.resolve(&req.path("path", None)?, true)?;
     let (fd, st) = open_regular(&t)?;
     if let Some(expect) = &expect {
-        expect.check(Some(&st), &t.rel_str())?;
+        expect.check(Some(&st), &t.shown())?;
     }
     let size = st.st_size as u64;
     // The whole file is rewritten, so it must be read whole: a larger one is refused rather than
@@ -194,25 +230,25 @@ pub fn edit(roots: &mut Roots, req: &Request) -> Result<String, FileError> {
     if size > MAX_EDIT_BYTES {
         return Err(FileError::new(
             "too_large",
-            format!("`{}` is over {} MiB; edit it in parts", t.rel, MAX_EDIT_BYTES >> 20),
+            format!("`{}` is over {} MiB; edit it in parts", t.shown(), MAX_EDIT_BYTES >> 20),
         ));
     }
     let bytes = read_all(&fd, MAX_EDIT_BYTES + 1)?;
     if bytes.len() as u64 > MAX_EDIT_BYTES {
         return Err(FileError::new(
             "too_large",
-            format!("`{}` grew past {} MiB while being read", t.rel, MAX_EDIT_BYTES >> 20),
+            format!("`{}` grew past {} MiB while being read", t.shown(), MAX_EDIT_BYTES >> 20),
         ));
     }
     let finder = memchr::memmem::Finder::new(old.as_bytes());
     let mut hits = finder.find_iter(&bytes);
     let (Some(at), rest) = (hits.next(), hits.count()) else {
-        return Err(FileError::new("not_found", format!("`old` does not occur in `{}`", t.rel)));
+        return Err(FileError::new("not_found", format!("`old` does not occur in `{}`", t.shown())));
     };
     if rest > 0 {
         return Err(FileError::new(
             "not_unique",
-            format!("`old` occurs {} times in `{}`; give more context", rest + 1, t.rel),
+            format!("`old` occurs {} times in `{}`; give more context", rest + 1, t.shown()),
         ));
     }
     let mut out = Vec::with_capacity(bytes.len() + new.len());
