@@ -176,6 +176,11 @@ pub fn run(req: &RunRequest) -> Report {
         (Some(StartFailure::Exec(errno)), ..) => {
             let err = std::io::Error::from_raw_os_error(*errno);
             let code = if *errno == libc::ENOENT { exit::NOT_FOUND } else { exit::REFUSED };
+            if let (libc::EACCES, Commands::Listed(names), Some(path)) =
+                (*errno, &req.flags.commands, &report.program_path)
+            {
+                report.denials.extend(crate::denials::interpreter_not_listed(path, names));
+            }
             report.error = Some(format!(
                 "cannot execute {}: {err} (the kernel refused; its interpreter may not be among `commands`)",
                 req.program

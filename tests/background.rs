@@ -60,9 +60,14 @@ fn starts_are_refused_synchronously_with_run_exit_codes() {
     assert_eq!(out.status.code(), Some(77), "the hop cap has its own code");
     assert!(stderr(&out).contains("hops"), "{}", stderr(&out));
     assert!(bg.list().as_array().unwrap().is_empty(), "nothing was recorded");
-    // The kernel-level refusal (an interpreter not allowed) comes back from the supervisor.
     let out = bg.start_with(&["--hop", "2"], &["sh", "-c", "true"]);
     assert_eq!(out.status.code(), Some(0), "hop 2 of 3 may still start: {}", stderr(&out));
+    // The kernel-level refusal (a script's interpreter not listed: npm is `#!/usr/bin/env node`)
+    // comes back from the supervisor, named with the fix that lists it.
+    let npm = Bg::with_policy("refuse-interpreter", "commands = [\"npm\", \"node\"]\n");
+    let out = npm.start_with(&[], &["npm", "--version"]);
+    assert_eq!(out.status.code(), Some(126), "{}", stderr(&out));
+    assert!(stderr(&out).contains("add \"env\" to commands"), "{}", stderr(&out));
     // Refusals the supervisor finds before anything runs record nothing either: a limit of the
     // mode (a tcp name without the own world: unsupported) and a grant naming a file (refused).
     for (policy, code) in [

@@ -242,14 +242,22 @@ fn run_command(
         }
         if let Some(failure) = failure {
             let (code, why) = match failure {
-                StartFailure::Exec(errno) => (
-                    if errno == libc::ENOENT { exit::NOT_FOUND } else { exit::REFUSED },
-                    format!(
-                        "cannot execute {}: {}",
-                        record.program,
-                        std::io::Error::from_raw_os_error(errno)
-                    ),
-                ),
+                StartFailure::Exec(errno) => {
+                    // A script whose interpreter is not listed: named, with its fix (as `run`).
+                    let interpreter = match (errno, &flags.commands) {
+                        (libc::EACCES, crate::sandbox_file::Commands::Listed(names)) => {
+                            crate::denials::interpreter_not_listed(&sandbox.program_path, names)
+                        }
+                        _ => None,
+                    };
+                    let code = if errno == libc::ENOENT { exit::NOT_FOUND } else { exit::REFUSED };
+                    let err = std::io::Error::from_raw_os_error(errno);
+                    let why = match interpreter {
+                        Some(d) => format!("cannot execute {}: {err}; {}", record.program, d.line()),
+                        None => format!("cannot execute {}: {err}", record.program),
+                    };
+                    (code, why)
+                }
                 StartFailure::Sandbox(why) => {
                     // A kept answer that the own world can be made may be stale: probe next time.
                     crate::sandbox::mode::forget_cached_probe();

@@ -242,6 +242,49 @@ pub fn program_refused(name: &str) -> Denial {
     Denial { access: Access::Run, target: name.to_owned(), cause, why, fix, inferred: false }
 }
 
+/// The denial for a script the kernel refused to execute (`EACCES`) because its interpreter is
+/// not among `commands` (`npm`'s `#!/usr/bin/env node` without `env`): the interpreter's name,
+/// with the fix that lists it when the system PATH finds that very file by its name. Read from the
+/// script's first line (at most 256 bytes, outside the sandbox, as the program's user); `None`
+/// where it has none, or its interpreter is listed (then the kernel refused something else).
+pub fn interpreter_not_listed(script: &Path, names: &[String]) -> Option<Denial> {
+    use std::io::Read as _;
+    let mut head = [0u8; 256];
+    let mut file = std::fs::File::open(script).ok()?;
+    let read = file.read(&mut head).ok()?;
+    let line = head[..read].strip_prefix(b"#!")?;
+    let line = &line[..line.iter().position(|&b| b == b'\n')?];
+    let line = std::str::from_utf8(line).ok()?.trim();
+    let interpreter = Path::new(line.split_whitespace().next()?);
+    let name = interpreter.file_name()?.to_str()?;
+    if names.iter().any(|n| n == name) {
+        return None;
+    }
+    let found = crate::program_path::lookup(name).ok();
+    let same = |p: &Path| std::fs::canonicalize(interpreter).is_ok_and(|i| i == p);
+    let fix = found.as_ref().filter(|f| same(&f.real)).map(|_| Fix::program(name));
+    let why = match fix {
+        Some(_) => format!(
+            "`{}` is a script run by `{}` (`#!{line}`), which is not among `commands`",
+            script.display(),
+            interpreter.display()
+        ),
+        None => format!(
+            "`{}` is a script run by `{}` (`#!{line}`), which is not a program of the system PATH: only those run",
+            script.display(),
+            interpreter.display()
+        ),
+    };
+    Some(Denial {
+        access: Access::Run,
+        target: name.to_owned(),
+        cause: Cause::NotListed,
+        why,
+        fix,
+        inferred: false,
+    })
+}
+
 /// The denial for a process, thread, inotify instance or watch past the call's bound (`key` of
 /// `[tool.run]`, which is `bound`): the Landlock-only mode's helper counts them (see
 /// [`crate::notify::counts`]). No fix: a bound reached is as often a loop as a need.
@@ -579,6 +622,31 @@ impl Scanner {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_scripts_interpreter_not_listed_is_named_with_the_fix_that_lists_it() {
+        let dir = std::env::temp_dir().join(format!(
+            "lnk-interp-{}-{}",
+            rustix::process::getuid().as_raw(),
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = |name: &str, text: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let by_env = script("by-env", "#!/usr/bin/env node\nconsole.log(1)\n");
+        let d = super::interpreter_not_listed(&by_env, &["npm".into()]).unwrap();
+        assert_eq!((d.target.as_str(), d.fix.as_ref().map(|f| f.value.as_str())), ("env", Some("env")));
+        assert!(super::interpreter_not_listed(&by_env, &["env".into()]).is_none(), "listed: not the cause");
+        let elsewhere = script("elsewhere", "#!/opt/no-such/python\n");
+        let d = super::interpreter_not_listed(&elsewhere, &[]).unwrap();
+        assert!(d.fix.is_none() && d.why.contains("not a program of the system PATH"), "{d:?}");
+        assert!(super::interpreter_not_listed(&script("plain", "\x7fELF"), &[]).is_none());
+        assert!(super::interpreter_not_listed(&script("no-end", "#!/bin/sh"), &[]).is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     use super::*;
 
     #[test]
