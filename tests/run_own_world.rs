@@ -35,6 +35,8 @@ echo x > /tmp/{token} && echo "tmp_write=$(cat /tmp/{token})" || echo tmp_write=
 echo "proc_status=$(grep -c '^Pid:' /proc/self/status 2>/dev/null || echo refused)"
 echo "proc_fd=$(ls /proc/self/fd 2>/dev/null | grep -c . || echo refused)"
 echo "ps=$(ps -e -o pid= 2>/dev/null | grep -c . || echo refused)"
+echo "netns=$(cat /proc/self/net/dev >/dev/null 2>&1 && ls -l /proc/self/ns/net | grep -o 'net:.*' || echo refused)"
+echo "interfaces=$(grep -c : /proc/self/net/dev 2>/dev/null || echo refused)"
 python3 - <<'PY'
 import multiprocessing as mp
 def square(x):
@@ -70,6 +72,12 @@ kill $server 2>/dev/null
                 );
                 assert_eq!(said(&r, "tmp_write"), "x");
                 assert_eq!(said(&r, "proc_status"), "1");
+                // A network namespace of the call's own (made by the keeper beside pid 1's
+                // mounts: see `sandbox::world_network`), with its loopback alone.
+                let host = std::fs::read_link("/proc/self/ns/net").unwrap().display().to_string();
+                let netns = said(&r, "netns");
+                assert!(netns.starts_with("net:[") && netns != host, "{netns} vs the host's {host}");
+                assert_eq!(said(&r, "interfaces"), "1", "{}", r.raw);
                 assert!(said(&r, "proc_fd").parse::<u32>().unwrap() >= 3, "{}", r.raw);
                 // ps sees the call's processes only: its pid 1, the shell, ps and the
                 // shell's subshell at most; never the harness's or the machine's.

@@ -61,6 +61,15 @@ pub(super) fn keeper_main(
         },
         None => (None, None),
     };
+    // The world's network namespace, made by the keeper once pid 1 is cloned (see
+    // `sandbox::world_network`), crosses on a pair of their own.
+    let network_pair = match sandbox.world_user_namespace() {
+        Some(_) => match crate::sandbox::world_network::pair() {
+            Ok(pair) => Some(pair),
+            Err(e) => die(e),
+        },
+        None => None,
+    };
     let forked = match sandbox.clone_flags() {
         // The keeper has one thread (checked); the child ends in `world_init`, which never
         // returns.
@@ -73,13 +82,25 @@ pub(super) fn keeper_main(
             drop(status);
             // The keeper is then the report's only reader: pid 1 sees it gone by that.
             drop(report_r);
+            if let Some((_, world_end)) = network_pair {
+                sandbox.network_from_keeper(world_end);
+            }
             world_init(sandbox, image, stdio, failure, report_w)
         }
         (Ok(Forked::Child), None) => {
             drop(status);
             program_main(sandbox, image, stdio, failure)
         }
-        (Ok(Forked::Parent(pid)), _) => pid,
+        (Ok(Forked::Parent(pid)), _) => {
+            // Made while pid 1 makes the mounts; a failure sends nothing, and pid 1 fails.
+            if let (Some((keeper_end, world_end)), Some(user_namespace)) =
+                (network_pair, sandbox.world_user_namespace())
+            {
+                drop(world_end);
+                let _ = crate::sandbox::world_network::make_for_world(pid, user_namespace, &keeper_end);
+            }
+            pid
+        }
         // Said on the failure pipe: in the own world this is where a kernel that refuses the
         // namespaces shows (the keeper's group is only itself yet).
         (Err(_), _) if sandbox.clone_flags().is_some() => {

@@ -59,6 +59,7 @@ pub mod trusted;
 pub mod walk;
 pub mod world;
 pub mod world_devices;
+pub mod world_network;
 
 use std::collections::HashSet;
 use std::os::fd::OwnedFd;
@@ -471,6 +472,22 @@ impl Sandbox {
     /// (`None`: a plain fork, the Landlock-only mode).
     pub fn clone_flags(&self) -> Option<libc::c_int> {
         self.world.as_ref().and(self.enforcement.mode.clone_flags())
+    }
+
+    /// Whether the own world is in a user namespace of its own (`None`: the Landlock-only mode).
+    pub fn world_user_namespace(&self) -> Option<bool> {
+        match (&self.world, self.enforcement.mode) {
+            (Some(_), WorldMode::OwnWorld { user_namespace }) => Some(user_namespace),
+            _ => None,
+        }
+    }
+
+    /// In the world's pid 1, before [`Sandbox::enter_world`]: its end of the pair the keeper
+    /// sends the world's network namespace on (see [`world_network`]).
+    pub fn network_from_keeper(&mut self, from_keeper: OwnedFd) {
+        if let Some(world) = &mut self.world {
+            world.network_from_keeper(from_keeper);
+        }
     }
 
     /// In the program's first process: makes the call's own world (read-only view, `/tmp`,

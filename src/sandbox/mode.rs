@@ -72,12 +72,12 @@ impl WorldMode {
         matches!(self, WorldMode::OwnWorld { .. })
     }
 
-    /// The flags of the `clone` that starts the program's first process, in the own world.
+    /// The flags of the `clone` that starts the program's first process, in the own world. Its
+    /// network namespace the keeper makes meanwhile (see [`super::world_network`]).
     pub fn clone_flags(self) -> Option<libc::c_int> {
         match self {
             WorldMode::OwnWorld { user_namespace } => {
-                let mut flags =
-                    libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWNET | libc::CLONE_NEWPID;
+                let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWPID;
                 if user_namespace {
                     flags |= libc::CLONE_NEWUSER;
                 }

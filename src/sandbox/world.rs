@@ -7,8 +7,9 @@
 //! change outside these folders" is a read-only mount. And a program expects a `/tmp` it can
 //! write, a `/proc` that shows its own processes, a `/dev/shm` for POSIX semaphores, and a
 //! loopback for a server and its client. Where the kernel lets lnk make namespaces, the keeper
-//! starts the program's first process in new user (unless lnk is root), mount, IPC, network and
-//! pid namespaces, and that process, pid 1 there, makes the world ([`World::enter`]):
+//! starts the program's first process in new user (unless lnk is root), mount, IPC and pid
+//! namespaces, and that process, pid 1 there, makes the world ([`World::enter`]), while the
+//! keeper makes its network namespace ([`super::world_network`]):
 //!
 //! ```text
 //! uid and gid mapped to themselves, setgroups denied          (a user namespace)
@@ -22,7 +23,7 @@
 //! each folder between a write grant and a hole in it bound onto itself   (a "pin": never renamed)
 //! each hole in a grant covered by an empty, read-only mode-000 folder or file
 //! a new proc over /proc                                        (this pid namespace's only)
-//! loopback up                                                  (a network namespace: lo only)
+//! the keeper's network namespace joined                        (loopback up: lo only)
 //! the starting folder found again by its path (same device and inode), and entered
 //! ```
 //!
@@ -118,6 +119,9 @@ pub struct Plan<'a> {
 
 /// The world, planned in the helper; [`World::enter`] makes it in the program's first process.
 pub struct World {
+    /// Pid 1's end of the pair the keeper sends the world's network namespace on (see
+    /// [`super::world_network`]).
+    network_from_keeper: Option<OwnedFd>,
     user_namespace: bool,
     maps: IdMaps,
     /// Write grants and the call's tmp, none beneath another.
@@ -237,6 +241,7 @@ impl World {
             }
         }
         let mut world = World {
+            network_from_keeper: None,
             user_namespace: plan.user_namespace,
             maps: IdMaps::for_self(),
             roots: kept,
@@ -343,6 +348,11 @@ impl World {
     /// How the world's pid namespace keeps every memfd non-executable.
     pub fn memfds(&self) -> super::appetite::WorldMemfds {
         self.limits.memfds()
+    }
+
+    /// In pid 1: keeps its end of the pair the keeper sends the network namespace on.
+    pub(super) fn network_from_keeper(&mut self, from_keeper: OwnedFd) {
+        self.network_from_keeper = Some(from_keeper);
     }
 
     /// Whether the call's tmp folder is shown at `/tmp` (else the program's `TMPDIR` is its path).
@@ -476,7 +486,10 @@ impl World {
         let terminals = world_devices::own_terminals(&root, &clone, &put);
         crate::sys::mount_proc().map_err(|_| "cannot mount /proc for the call's pid namespace")?;
         self.limits.write()?;
-        crate::sys::bring_loopback_up().map_err(|_| "cannot bring loopback up")?;
+        // The network namespace the keeper made while the mounts were made, loopback up.
+        let from_keeper =
+            self.network_from_keeper.take().ok_or("cannot make the call's network namespace")?;
+        super::world_network::join_from_keeper(from_keeper)?;
         let proc =
             rustix::fs::open(c"/proc", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
                 .map_err(|_| "cannot open the new /proc")?;
