@@ -133,3 +133,47 @@ fn a_spent_namespace_count_is_named_by_its_setting_not_by_its_errno() {
         assert!(why.contains("user.max_user_namespaces"), "{field} names the setting: {status}");
     }
 }
+
+#[test]
+fn a_kernel_that_refuses_network_namespaces_gets_the_landlock_only_mode_without_a_wait() {
+    // The own world's network namespace is made by the keeper, apart from pid 1's `clone` (see
+    // `sandbox::world_network`). A kernel that refuses one (here a user namespace of the test's
+    // own whose `max_net_namespaces` is 0) must get the Landlock-only mode from the probe, and
+    // a kept answer that promised the own world must fail at once and be probed again: never a
+    // call that waits for a namespace that will not come, never a program in the host's network.
+    if !require(own_world_here(), "the call's own world (user namespaces that can mount)") {
+        return;
+    }
+    let agent = Agent::new("no-netns", "commands = [\"sh\"]\n");
+    let lnk = lnk_bin().display().to_string();
+    let policy = agent.policy.display().to_string();
+    let script = format!(
+        r#"run() {{ timeout 20 "{lnk}" sandbox run --timeout 15 --report json --file "{policy}" -- sh -c 'echo RAN'; echo "rc=$?"; }}
+run
+echo 0 > /proc/sys/user/max_net_namespaces || exit 9
+run
+run
+"#
+    );
+    let started = std::time::Instant::now();
+    let out = run(std::process::Command::new("unshare")
+        .args(["--user", "--map-root-user", "sh", "-c", &script])
+        .env("HOME", &agent.home)
+        .current_dir(&agent.home));
+    let text = stdout(&out);
+    let reports: Vec<serde_json::Value> =
+        text.lines().filter(|l| l.starts_with('{')).map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(reports.len(), 3, "{text}\n{}", stderr(&out));
+    assert_eq!(reports[0]["enforced"]["mode"], "own-world", "{text}");
+    // The kept answer, stale now: started again in the mode the kernel gives, at once; then
+    // the answer kept since.
+    for r in &reports[1..] {
+        assert_eq!(
+            (r["outcome"].as_str(), r["enforced"]["mode"].as_str()),
+            (Some("exited"), Some("landlock-only")),
+            "{text}"
+        );
+        assert_eq!(r["stdout"]["text"], "RAN\n", "{text}");
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "a call waited: {text}");
+}

@@ -101,10 +101,12 @@ pub fn read(line: &str, before: &[&str]) -> Option<Named> {
     if head.trim_end().is_empty() || head.trim_end().ends_with("Caused by:") {
         return rust_shape(before, reason);
     }
-    // git: "fatal: repository '/x/r' does not exist": the quoted path the words are said of.
+    // git: "fatal: repository '/x/r' does not exist": the quoted path the words are said of,
+    // in git's shape only (any other "does not exist" is a file that is missing).
     if reason == Reason::Unseen {
-        let (path, _, after) = first_quoted_path(head)?;
-        let text = after.trim().is_empty().then_some(path)?;
+        let (path, before, after) = first_quoted_path(head)?;
+        let git = before.trim_end().ends_with("repository");
+        let text = (git && after.trim().is_empty()).then_some(path)?;
         return Some(Named { text, hint: Hint::Read, reason, program: false, program_or_file: false });
     }
     // The reason follows a colon ("…: Permission denied"), or Python's "[Errno 13]" does.
@@ -606,6 +608,8 @@ mod tests {
         let git = read("fatal: repository '/var/tmp/r' does not exist", &[]).unwrap();
         assert_eq!((git.text.as_str(), git.hint, git.reason), ("/var/tmp/r", Hint::Read, Reason::Unseen));
         assert_eq!(read("fatal: repository '/var/tmp/r' on a host does not exist", &[]), None);
+        assert_eq!(read("x: does not exist: '/srv/a/new.txt'", &[]), None, "not git's shape");
+        assert_eq!(read("error: file '/srv/a/new.txt' does not exist", &[]), None, "not git's shape");
         assert_eq!(
             named("bash: line 1: ./run.sh: Permission denied"),
             Some(("./run.sh".into(), Hint::Run, true))

@@ -82,7 +82,10 @@ pub(super) fn keeper_main(
             drop(status);
             // The keeper is then the report's only reader: pid 1 sees it gone by that.
             drop(report_r);
-            if let Some((_, world_end)) = network_pair {
+            // Pid 1 keeps only its own end: with the keeper's closed, a keeper that sent nothing
+            // shows as the pair's end, never as a wait.
+            if let Some((keeper_end, world_end)) = network_pair {
+                drop(keeper_end);
                 sandbox.network_from_keeper(world_end);
             }
             world_init(sandbox, image, stdio, failure, report_w)
@@ -92,12 +95,18 @@ pub(super) fn keeper_main(
             program_main(sandbox, image, stdio, failure)
         }
         (Ok(Forked::Parent(pid)), _) => {
-            // Made while pid 1 makes the mounts; a failure sends nothing, and pid 1 fails.
+            // Made while pid 1 makes the mounts. A failure is said here, as a refused `clone`
+            // is (pid 1, then without the pair's other end, fails too).
             if let (Some((keeper_end, world_end)), Some(user_namespace)) =
                 (network_pair, sandbox.world_user_namespace())
             {
                 drop(world_end);
-                let _ = crate::sandbox::world_network::make_for_world(pid, user_namespace, &keeper_end);
+                if let Err(e) =
+                    crate::sandbox::world_network::make_for_world(pid, user_namespace, &keeper_end)
+                {
+                    let why = format!("cannot make the call's network namespace: {e}");
+                    fail_start(&failure, b'S', why.as_bytes());
+                }
             }
             pid
         }

@@ -68,6 +68,12 @@ impl WorldMode {
         }
     }
 
+    /// Every namespace the own world has, for the probe: [`WorldMode::clone_flags`]'s and the
+    /// network namespace the keeper makes (a kernel that refuses it gets the Landlock-only mode).
+    pub fn namespace_flags(self) -> Option<libc::c_int> {
+        self.clone_flags().map(|flags| flags | libc::CLONE_NEWNET)
+    }
+
     pub fn is_own_world(self) -> bool {
         matches!(self, WorldMode::OwnWorld { .. })
     }
@@ -188,13 +194,15 @@ pub fn probe() -> (WorldMode, Option<String>) {
     }
     let maps = IdMaps::for_self();
     let own = WorldMode::OwnWorld { user_namespace: true };
-    let user =
-        crate::sys::probe_namespaces(own.clone_flags().unwrap_or(0), Some((&maps.uid_map, &maps.gid_map)));
+    let user = crate::sys::probe_namespaces(
+        own.namespace_flags().unwrap_or(0),
+        Some((&maps.uid_map, &maps.gid_map)),
+    );
     match user {
         Ok(()) => (own, None),
         Err(e) if rustix::process::geteuid().is_root() => {
             let root = WorldMode::OwnWorld { user_namespace: false };
-            match crate::sys::probe_namespaces(root.clone_flags().unwrap_or(0), None) {
+            match crate::sys::probe_namespaces(root.namespace_flags().unwrap_or(0), None) {
                 Ok(()) => (root, None),
                 Err(e2) => (
                     WorldMode::LandlockOnly,

@@ -10,15 +10,19 @@
 //! its mounts are made ([`join_from_keeper`]), before anything of the call's uses a network.
 //!
 //! The keeper may make a network namespace owned by pid 1's user namespace because it owns that
-//! user namespace (the caller made it): it joins it (`setns`), as the owner's process may, then
+//! user namespace (the caller made it): it joins it (`setns` on a pidfd of pid 1, its own
+//! unreaped child), as the owner's process may, then
 //! `unshare`s the network namespace there and brings its loopback up. The keeper stays outside
 //! the world's pid namespace, where no process of the call can name it, and runs nothing of the
 //! call's. Where lnk is root (no user namespace), it makes the network namespace as root.
 //!
 //! The namespace crosses on a socket pair of the keeper and pid 1's own, made before the `clone`
 //! and close-on-exec; pid 1 closes its end once it has joined, before the program exists. A
-//! keeper that could not make it sends nothing: pid 1 sees the pair's end and fails as a `clone`
-//! the kernel refused would, so the program never runs without a network namespace of its own.
+//! keeper that could not make it says why on the failure pipe, as for a `clone` the kernel
+//! refused, and ends; pid 1 (which holds only its own end) sees the pair's end and fails too. So
+//! the program never runs without a network namespace of its own, and nothing waits. The mode's
+//! probe makes a network namespace too (see [`super::mode::probe`]), so a kernel that refuses one
+//! gets the Landlock-only mode, as before.
 //!
 //! Trusted with: the world's network namespace being new, the call's own, and the one pid 1 and
 //! the program are in. What it trusts: the kernel's `setns`, `unshare` and `/proc/<pid>/ns`.
@@ -34,7 +38,7 @@ use rustix::net::{
     SendAncillaryMessage, SendFlags, SocketFlags, SocketType,
 };
 use rustix::process::Pid;
-use rustix::thread::LinkNameSpaceType;
+use rustix::thread::{LinkNameSpaceType, ThreadNameSpaceType};
 
 /// The socket pair the network namespace crosses: the keeper's end and pid 1's.
 pub fn pair() -> Result<(OwnedFd, OwnedFd), Errno> {
@@ -46,9 +50,10 @@ pub fn pair() -> Result<(OwnedFd, OwnedFd), Errno> {
 /// then in that network namespace (and user namespace) itself; it uses neither.
 pub fn make_for_world(world: Pid, user_namespace: bool, to_world: &OwnedFd) -> Result<(), Errno> {
     if user_namespace {
-        let path = format!("/proc/{}/ns/user", world.as_raw_nonzero());
-        let user = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
-        rustix::thread::move_into_link_name_space(user.as_fd(), Some(LinkNameSpaceType::User))?;
+        // By a pidfd of pid 1, the keeper's own child (unreaped, so its number is its own): no
+        // path through a `/proc` that may not be this pid namespace's.
+        let world = rustix::process::pidfd_open(world, rustix::process::PidfdFlags::empty())?;
+        rustix::thread::move_into_thread_name_spaces(world.as_fd(), ThreadNameSpaceType::USER)?;
     }
     crate::sys::unshare(libc::CLONE_NEWNET).map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::INVAL))?;
     crate::sys::bring_loopback_up().map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::INVAL))?;
