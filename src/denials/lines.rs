@@ -80,6 +80,14 @@ pub fn read(line: &str, before: &[&str]) -> Option<Named> {
     let (reason, at) = reason_in(line)?;
     let head = &line[..at];
     let tail = &line[at..];
+    // git: "fatal: repository '/x/r' does not exist": the quoted path the words are said of,
+    // in git's shape only (any other "does not exist" is a file that is missing).
+    if reason == Reason::Unseen {
+        let (path, before, after) = first_quoted_path(head)?;
+        let git = before.trim_end().ends_with("repository");
+        let text = (git && after.trim().is_empty()).then_some(path)?;
+        return Some(Named { text, hint: Hint::Read, reason, program: false, program_or_file: false });
+    }
     // node: "EACCES: permission denied, open '/x'".
     if let Some(named) = node_shape(tail, reason) {
         return Some(named);
@@ -100,14 +108,6 @@ pub fn read(line: &str, before: &[&str]) -> Option<Named> {
     // Rust programs: "Permission denied (os error 13)" alone, the path on a line before.
     if head.trim_end().is_empty() || head.trim_end().ends_with("Caused by:") {
         return rust_shape(before, reason);
-    }
-    // git: "fatal: repository '/x/r' does not exist": the quoted path the words are said of,
-    // in git's shape only (any other "does not exist" is a file that is missing).
-    if reason == Reason::Unseen {
-        let (path, before, after) = first_quoted_path(head)?;
-        let git = before.trim_end().ends_with("repository");
-        let text = (git && after.trim().is_empty()).then_some(path)?;
-        return Some(Named { text, hint: Hint::Read, reason, program: false, program_or_file: false });
     }
     // The reason follows a colon ("…: Permission denied"), or Python's "[Errno 13]" does.
     let head = head.trim_end();
