@@ -155,10 +155,15 @@ run
 run
 "#
     );
+    // A tmp folder of the test's own: root in the user namespace is the test's user outside, and
+    // the host root's `/tmp/lnk-0` is not its.
+    let tmp = agent.dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
     let started = std::time::Instant::now();
     let out = run(std::process::Command::new("unshare")
         .args(["--user", "--map-root-user", "sh", "-c", &script])
         .env("HOME", &agent.home)
+        .env("TMPDIR", &tmp)
         .current_dir(&agent.home));
     let text = stdout(&out);
     let reports: Vec<serde_json::Value> =
