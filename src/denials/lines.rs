@@ -118,8 +118,9 @@ pub fn read(line: &str, before: &[&str]) -> Option<Named> {
     }
     // git: "fatal: cannot exec 'git-upload-pack '/r/.git'': Permission denied". A command with
     // its arguments in the quotes git ran through the shell (`sh -c`), which is what could not
-    // be run; a bare name alone it ran itself. A path is read below.
-    if let Some((_, rest)) = head.split_once("cannot exec '") {
+    // be run; a bare name alone it ran itself. A path is read below. (`sh` is the one target
+    // not taken from the line's own text: git's rule, not a guess.)
+    if let Some((_, rest)) = head.split_once("cannot exec '").filter(|_| reason == Reason::Denied) {
         let word = rest.split([' ', '\'']).next().unwrap_or("");
         if !word.contains('/') && is_program_name(word) {
             let shell = rest[word.len()..].starts_with(' ');
