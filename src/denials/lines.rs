@@ -229,7 +229,7 @@ fn launcher_shape(head: &str, reason: Reason) -> Option<Named> {
         Some(_) => return None,
         None => operand.to_owned(),
     };
-    if word.contains('/') || !is_program_name(&word) {
+    if word.contains('/') || word == "." || word == ".." || !is_program_name(&word) {
         return None;
     }
     let hint = if runs_only { Hint::Run } else { program_hint(launcher) };
@@ -601,6 +601,7 @@ mod tests {
                 .is_none_or(|n| !n.program_or_file && !n.program)
         );
         assert!(read("env: cc: No such file or directory", &[]).is_none_or(|n| !n.program));
+        assert!(read("find: ‘..’: Permission denied", &[]).is_none_or(|n| !n.program_or_file));
         let git_exec = "fatal: cannot exec 'git-upload-pack '/var/tmp/r/.git'': Permission denied";
         assert_eq!(named(git_exec), Some(("sh".into(), Hint::Run, true)), "git ran it through the shell");
         let alone = "fatal: cannot exec 'git-upload-pack': Permission denied";

@@ -622,6 +622,8 @@ impl Scanner {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_scripts_interpreter_not_listed_is_named_with_the_fix_that_lists_it() {
         let dir = std::env::temp_dir().join(format!(
@@ -636,18 +638,16 @@ mod tests {
             path
         };
         let by_env = script("by-env", "#!/usr/bin/env node\nconsole.log(1)\n");
-        let d = super::interpreter_not_listed(&by_env, &["npm".into()]).unwrap();
+        let d = interpreter_not_listed(&by_env, &["npm".into()]).unwrap();
         assert_eq!((d.target.as_str(), d.fix.as_ref().map(|f| f.value.as_str())), ("env", Some("env")));
-        assert!(super::interpreter_not_listed(&by_env, &["env".into()]).is_none(), "listed: not the cause");
+        assert!(interpreter_not_listed(&by_env, &["env".into()]).is_none(), "listed: not the cause");
         let elsewhere = script("elsewhere", "#!/opt/no-such/python\n");
-        let d = super::interpreter_not_listed(&elsewhere, &[]).unwrap();
+        let d = interpreter_not_listed(&elsewhere, &[]).unwrap();
         assert!(d.fix.is_none() && d.why.contains("not a program of the system PATH"), "{d:?}");
-        assert!(super::interpreter_not_listed(&script("plain", "\x7fELF"), &[]).is_none());
-        assert!(super::interpreter_not_listed(&script("no-end", "#!/bin/sh"), &[]).is_none());
+        assert!(interpreter_not_listed(&script("plain", "\x7fELF"), &[]).is_none());
+        assert!(interpreter_not_listed(&script("no-end", "#!/bin/sh"), &[]).is_none());
         let _ = std::fs::remove_dir_all(&dir);
     }
-
-    use super::*;
 
     #[test]
     fn a_denial_survives_its_record_fields() {

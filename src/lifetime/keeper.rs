@@ -105,6 +105,7 @@ pub(super) fn keeper_main(
                     crate::sandbox::world_network::make_for_world(pid, user_namespace, &keeper_end)
                 {
                     let why = format!("cannot make the call's network namespace: {e}");
+                    let _ = rustix::process::kill_process(pid, Signal::KILL);
                     fail_start(&failure, b'S', why.as_bytes());
                 }
             }
