@@ -68,6 +68,107 @@ pub fn tcp_socket_listed(inode: u64, local: Option<Ipv4Addr>) -> bool {
         .any(|family| dump_sockets(*family, STATES, local).is_ok_and(|s| s.iter().any(|s| s.inode == inode)))
 }
 
+/// A Unix socket the kernel told of by its inode: where it is bound in the file system (the
+/// device, as the kernel keeps it, and the inode of its socket file, both 32 bits wide as
+/// `struct unix_diag_vfs` carries them), if it is bound there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnixSocket {
+    pub vfs: Option<(u32, u32)>,
+}
+
+/// `UDIAG_SHOW_VFS` and the `UNIX_DIAG_VFS` attribute that answers it.
+const UDIAG_SHOW_VFS: u32 = 0x2;
+const UNIX_DIAG_VFS: u16 = 1;
+/// `sizeof(struct unix_diag_msg)`: family, type, state, pad, inode, cookie.
+const UNIX_MESSAGE: usize = 16;
+
+/// The Unix socket `inode` whose cookie is `cookie` (`SO_COOKIE`), in the network namespace of
+/// the thread that asks: `None` when no such socket lives (it was closed; or its inode is
+/// another socket's now, which the cookie tells apart).
+pub fn unix_socket(inode: u64, cookie: u64) -> Result<Option<UnixSocket>, Errno> {
+    let inode = u32::try_from(inode).map_err(|_| Errno::INVAL)?;
+    let socket = rustix::net::socket_with(
+        AddressFamily::NETLINK,
+        SocketType::DGRAM,
+        SocketFlags::CLOEXEC,
+        Some(rustix::net::netlink::SOCK_DIAG),
+    )?;
+    // `struct unix_diag_req`: family, protocol, pad, states, inode, what to show, cookie.
+    let mut body = Vec::with_capacity(24);
+    body.push(libc::AF_UNIX as u8);
+    body.extend_from_slice(&[0, 0, 0]);
+    body.extend_from_slice(&u32::MAX.to_ne_bytes());
+    body.extend_from_slice(&inode.to_ne_bytes());
+    body.extend_from_slice(&UDIAG_SHOW_VFS.to_ne_bytes());
+    body.extend_from_slice(&(cookie as u32).to_ne_bytes());
+    body.extend_from_slice(&((cookie >> 32) as u32).to_ne_bytes());
+    let mut message = Vec::with_capacity(NLMSG_HEADER + body.len());
+    message.extend_from_slice(&((NLMSG_HEADER + body.len()) as u32).to_ne_bytes());
+    message.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
+    message.extend_from_slice(&NLM_F_REQUEST.to_ne_bytes());
+    message.extend_from_slice(&1u32.to_ne_bytes());
+    message.extend_from_slice(&0u32.to_ne_bytes());
+    message.extend_from_slice(&body);
+    rustix::net::send(&socket, &message, rustix::net::SendFlags::empty())?;
+    let mut buffer = vec![0u8; 4096];
+    let (n, _) = rustix::net::recv(&socket, &mut buffer[..], rustix::net::RecvFlags::empty())?;
+    parse_unix_reply(&buffer[..n], inode)
+}
+
+/// Reads the answer to [`unix_socket`]'s request: one message of the socket (then `Some`), or
+/// an error (`ENOENT` or `ESTALE`: no such socket, then `None`).
+fn parse_unix_reply(bytes: &[u8], inode: u32) -> Result<Option<UnixSocket>, Errno> {
+    let u32_at =
+        |b: &[u8], at: usize| b.get(at..at + 4).map(|v| u32::from_ne_bytes(v.try_into().unwrap_or([0; 4])));
+    let u16_at =
+        |b: &[u8], at: usize| b.get(at..at + 2).map(|v| u16::from_ne_bytes(v.try_into().unwrap_or([0; 2])));
+    let len = u32_at(bytes, 0).ok_or(Errno::PROTO)? as usize;
+    if len < NLMSG_HEADER || len > bytes.len() {
+        return Err(Errno::PROTO);
+    }
+    match u16_at(bytes, 4).ok_or(Errno::PROTO)? {
+        NLMSG_ERROR => {
+            let error = u32_at(bytes, NLMSG_HEADER).ok_or(Errno::PROTO)? as i32;
+            return match -error {
+                // No socket of that inode; one, but of another cookie (`ESTALE`).
+                libc::ENOENT | libc::ESTALE => Ok(None),
+                0 => Err(Errno::PROTO),
+                e => Err(Errno::from_raw_os_error(e)),
+            };
+        }
+        SOCK_DIAG_BY_FAMILY => {}
+        _ => return Err(Errno::PROTO),
+    }
+    let message = &bytes[NLMSG_HEADER..len];
+    if message.len() < UNIX_MESSAGE || u32_at(message, 4) != Some(inode) {
+        return Err(Errno::PROTO);
+    }
+    let mut vfs = None;
+    let mut attributes = &message[UNIX_MESSAGE..];
+    while attributes.len() >= 4 {
+        let at_len = usize::from(u16_at(attributes, 0).ok_or(Errno::PROTO)?);
+        if at_len < 4 || at_len > attributes.len() {
+            return Err(Errno::PROTO);
+        }
+        if u16_at(attributes, 2) == Some(UNIX_DIAG_VFS) && at_len >= 12 {
+            // `struct unix_diag_vfs`: the inode, then the device.
+            let ino = u32_at(attributes, 4).ok_or(Errno::PROTO)?;
+            let dev = u32_at(attributes, 8).ok_or(Errno::PROTO)?;
+            vfs = Some((dev, ino));
+        }
+        attributes = attributes.get(at_len.next_multiple_of(4)..).unwrap_or_default();
+    }
+    Ok(Some(UnixSocket { vfs }))
+}
+
+/// A file's device (as `stat` gives it) as the kernel keeps it inside (`MKDEV`: the major number
+/// above the minor's 20 bits), which is how [`UnixSocket::vfs`] names it.
+pub fn kernel_dev(st_dev: u64) -> u32 {
+    let major = rustix::fs::major(st_dev);
+    let minor = rustix::fs::minor(st_dev);
+    (major << 20) | (minor & 0xf_ffff)
+}
+
 /// One socket the kernel told of.
 struct Socket {
     inode: u64,
@@ -175,6 +276,32 @@ mod tests {
 
     fn inode(fd: impl std::os::fd::AsFd) -> u64 {
         rustix::fs::fstat(fd.as_fd()).unwrap().st_ino
+    }
+
+    #[test]
+    fn a_unix_socket_is_found_by_inode_and_cookie_with_its_file() {
+        let dir = std::env::temp_dir().join(format!(
+            "lnk-sock-diag-{}-{}",
+            rustix::process::getuid().as_raw(),
+            rustix::process::getpid().as_raw_nonzero()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let cookie = rustix::net::sockopt::socket_cookie(&listener).unwrap();
+        let stat = rustix::fs::stat(&path).unwrap();
+        let found = unix_socket(inode(&listener), cookie).unwrap().unwrap();
+        assert_eq!(found.vfs, Some((kernel_dev(stat.st_dev), stat.st_ino as u32)));
+        // Another cookie is another socket's (the inode reused), and an unbound one has no file.
+        assert_eq!(unix_socket(inode(&listener), cookie ^ 1).unwrap(), None);
+        let (pair, _other) = std::os::unix::net::UnixStream::pair().unwrap();
+        let pair_cookie = rustix::net::sockopt::socket_cookie(&pair).unwrap();
+        assert_eq!(unix_socket(inode(&pair), pair_cookie).unwrap(), Some(UnixSocket { vfs: None }));
+        let gone = inode(&listener);
+        drop(listener);
+        assert_eq!(unix_socket(gone, cookie).unwrap(), None, "a closed socket is not found");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

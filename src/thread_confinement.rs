@@ -19,11 +19,12 @@
 //!
 //! The held calls' server (see [`crate::notify`]) reads the program's bytes too (a path, an
 //! address, an attribute's value) and confines itself the same way, to what it does
-//! ([`confine_held_calls`]): no capability; Landlock with every file right handled and one rule,
-//! the call's tmp folder (where it makes the call's shared memory); both scopes; and a seccomp
+//! ([`confine_held_calls`]): no capability; Landlock with every file right handled and these
+//! rules: the call's tmp folder (where it makes the call's shared memory), and making a socket
+//! file beneath the write grants (the program's Unix sockets); both scopes; and a seccomp
 //! filter of the calls it makes ([`held_calls_policy`]): files by descriptor and the metadata
-//! calls it performs, TCP/IP and socket-diagnostics sockets, the held calls' own ioctls, and no
-//! new process or thread, no `execve`, no `ptrace`, no signal.
+//! calls it performs, TCP/IP, Unix and socket-diagnostics sockets, the held calls' own ioctls,
+//! and no new process or thread, no `execve`, no `ptrace`, no signal.
 //!
 //! What it cannot take from a relay thread: the network. A relay must connect out, so a thread
 //! taken over could connect where the proxy's policy would not; it could not read a file to
@@ -88,6 +89,7 @@ pub fn confine_held_calls(
     tmp: std::os::fd::BorrowedFd<'_>,
     fdinfo: Option<std::os::fd::BorrowedFd<'_>>,
     ptmx: Option<std::os::fd::BorrowedFd<'_>>,
+    sockets_beneath: &[std::os::fd::BorrowedFd<'_>],
 ) -> Result<(), String> {
     use landlock::{PathBeneath, RulesetCreatedAttr};
     let none = rustix::thread::CapabilitySet::empty();
@@ -111,6 +113,13 @@ pub fn confine_held_calls(
                 AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev,
             )),
             None => Ok(r),
+        })
+        .and_then(|r| {
+            // The write grants, where it binds the program's Unix sockets (making a socket file
+            // only: see `crate::notify::unix_sockets`).
+            sockets_beneath
+                .iter()
+                .try_fold(r, |r, folder| r.add_rule(PathBeneath::new(*folder, AccessFs::MakeSock)))
         })
         .and_then(|r| r.restrict_self())
         .map_err(|e| format!("Landlock for the thread: {e}"))?;
@@ -166,7 +175,9 @@ pub fn held_calls_policy() -> Policy {
         libc::SYS_epoll_create1,
         libc::SYS_epoll_ctl,
         libc::SYS_fstatfs,
-        // The call's loopback and the kernel's socket diagnostics.
+        // The call's loopback and the kernel's socket diagnostics; the folder a Unix socket is
+        // bound in (its own working folder).
+        libc::SYS_fchdir,
         libc::SYS_bind,
         libc::SYS_listen,
         libc::SYS_getuid,
@@ -182,7 +193,12 @@ pub fn held_calls_policy() -> Policy {
     policy.set(
         libc::SYS_socket,
         Entry::when(
-            vec![family(libc::AF_INET), family(libc::AF_INET6), family(libc::AF_NETLINK)],
+            vec![
+                family(libc::AF_INET),
+                family(libc::AF_INET6),
+                family(libc::AF_NETLINK),
+                family(libc::AF_UNIX),
+            ],
             Answer::Allow,
             eperm,
         ),

@@ -355,6 +355,59 @@ pub fn foreign_terminal() -> Denial {
     }
 }
 
+/// The denial for a connect to a Unix socket at `path` that the call did not bind (the
+/// Landlock-only mode's helper refused it: see [`crate::notify::unix_sockets`]). No fix: a
+/// socket of the person's (an ssh agent, a session bus, Docker's) is never the program's to
+/// reach, whatever it may read.
+pub fn foreign_unix_socket(path: &Path) -> Denial {
+    Denial {
+        access: Access::Connect,
+        target: path.display().to_string(),
+        cause: Cause::Protected,
+        why: "it is a Unix socket the call did not make (another process's: an ssh agent, a session bus, Docker's socket, the harness's); a program reaches only the sockets it binds itself".to_owned(),
+        fix: None,
+        inferred: false,
+    }
+}
+
+/// The denial for a Unix socket bound at `path`, which the Landlock-only mode's helper refused:
+/// it lies in `hole`, or outside every write grant (then the fix is the write grant).
+pub fn unix_bind_refused(path: &Path, hole: Option<&Path>) -> Denial {
+    let (cause, why, fix) = match hole {
+        Some(hole) => (
+            Cause::Protected,
+            format!(
+                "it lies in `{}`, which the sandbox keeps out of every grant (a secret, the agent's records, or `[files] deny`)",
+                hole.display()
+            ),
+            None,
+        ),
+        None => {
+            let why = "it is outside every `[files] write` grant (a socket file is made only beneath them, or in the call's tmp folder)";
+            let home = crate::paths::home_dir().unwrap_or_else(|_| PathBuf::from("/"));
+            match explain::write_fix(path, &home) {
+                Ok(fix) => (Cause::OutsideGrants, why.to_owned(), Some(fix)),
+                Err(none) => (Cause::OutsideGrants, format!("{why}; {none}"), None),
+            }
+        }
+    };
+    Denial { access: Access::Listen, target: path.display().to_string(), cause, why, fix, inferred: false }
+}
+
+/// The denial for a Unix socket call the Landlock-only mode's helper could not serve: it acts
+/// on a copy of the program's socket, which this kernel or the container's seccomp profile
+/// refuses (`pidfd_getfd`). No fix in the sandbox file.
+pub fn unix_without_copy() -> Denial {
+    Denial {
+        access: Access::Connect,
+        target: "socket(AF_UNIX)".to_owned(),
+        cause: Cause::Protected,
+        why: "lnk serves a Unix socket's bind, listen and connect on a copy of the program's socket (`pidfd_getfd`), which this kernel or the container's seccomp profile refuses; socketpair works".to_owned(),
+        fix: None,
+        inferred: false,
+    }
+}
+
 /// The denial for a metadata call (`chmod`, `chown`, times, attributes) on `path` that the
 /// helper refused (the Landlock-only mode): `path` lies in `hole`, or outside every write grant.
 pub fn metadata_refused(path: &Path, hole: Option<&Path>) -> Denial {

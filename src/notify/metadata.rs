@@ -56,6 +56,8 @@ pub struct Grants {
     pub connects: Option<std::sync::Arc<crate::proxy::loopback::Loopback>>,
     /// The call's own `/dev/shm` (see [`super::shm`]).
     pub shm: super::shm::ShmFolder,
+    /// The Unix sockets the helper bound for the program (see [`super::unix_sockets`]).
+    pub unix: super::unix_sockets::UnixSockets,
 }
 
 /// Performs `request` for the held call whose handles are `handles` and memory `memory`. The
@@ -144,41 +146,60 @@ pub(super) fn open_target(
     memory: &Memory,
     target: Target,
 ) -> Result<OwnedFd, Errno> {
-    let path_flags = OFlags::PATH | OFlags::CLOEXEC;
-    let program_fd = |fd: i32| handles.open(What::Fd(fd));
     match target {
-        Target::Fd(fd) => program_fd(fd),
+        Target::Fd(fd) => handles.open(What::Fd(fd)),
         Target::Path { dirfd, path, follow, empty_ok } => {
             let path = memory.read_path(path)?;
-            let base = || match dirfd {
-                AT_FDCWD => handles.open(What::Cwd),
-                fd => program_fd(fd),
-            };
-            if path.is_empty() {
-                return if empty_ok { base() } else { Err(Errno::NOENT) };
-            }
-            // `/proc/self/fd/N`: the program's own descriptor N, which the kernel would reach
-            // through that magic link (glibc's `fchmodat(…, AT_SYMLINK_NOFOLLOW)` names a file
-            // so where the kernel lacks `fchmodat2`). Never lnk's own.
-            if follow && let Some((fd, rest)) = own_descriptor_path(&path) {
-                let fd = program_fd(fd)?;
-                if rest.is_empty() {
-                    return Ok(fd);
-                }
-                return beneath(&fd, rest, path_flags);
-            }
-            let base = if path.starts_with(b"/") {
-                rustix::fs::open("/", path_flags | OFlags::DIRECTORY, Mode::empty())?
-            } else {
-                base()?
-            };
-            let mut flags = path_flags;
-            if !follow {
-                flags |= OFlags::NOFOLLOW;
-            }
-            beneath(&base, &path, flags)
+            open_path_from(handles, dirfd, &path, follow, empty_ok)
         }
     }
+}
+
+/// Opens `path` (read once from the program) from its working folder as an `O_PATH` descriptor
+/// of lnk's own, as the kernel would reach it for the program: following links (with
+/// `follow`), never a magic link of lnk's own.
+pub(super) fn open_path(handles: &CallHandles<'_>, path: &[u8], follow: bool) -> Result<OwnedFd, Errno> {
+    open_path_from(handles, AT_FDCWD, path, follow, false)
+}
+
+/// [`open_path`] from the program's descriptor `dirfd` (or its working folder, `AT_FDCWD`); an
+/// empty path is that folder itself with `empty_ok`.
+fn open_path_from(
+    handles: &CallHandles<'_>,
+    dirfd: i32,
+    path: &[u8],
+    follow: bool,
+    empty_ok: bool,
+) -> Result<OwnedFd, Errno> {
+    let path_flags = OFlags::PATH | OFlags::CLOEXEC;
+    let program_fd = |fd: i32| handles.open(What::Fd(fd));
+    let base = || match dirfd {
+        AT_FDCWD => handles.open(What::Cwd),
+        fd => program_fd(fd),
+    };
+    if path.is_empty() {
+        return if empty_ok { base() } else { Err(Errno::NOENT) };
+    }
+    // `/proc/self/fd/N`: the program's own descriptor N, which the kernel would reach through
+    // that magic link (glibc's `fchmodat(…, AT_SYMLINK_NOFOLLOW)` names a file so where the
+    // kernel lacks `fchmodat2`). Never lnk's own.
+    if follow && let Some((fd, rest)) = own_descriptor_path(path) {
+        let fd = program_fd(fd)?;
+        if rest.is_empty() {
+            return Ok(fd);
+        }
+        return beneath(&fd, rest, path_flags);
+    }
+    let base = if path.starts_with(b"/") {
+        rustix::fs::open("/", path_flags | OFlags::DIRECTORY, Mode::empty())?
+    } else {
+        base()?
+    };
+    let mut flags = path_flags;
+    if !follow {
+        flags |= OFlags::NOFOLLOW;
+    }
+    beneath(&base, path, flags)
 }
 
 /// Opens `path` from `base` as the kernel would for the program, following links, but never a
@@ -260,6 +281,44 @@ impl Grants {
         // Outside every write grant (the report names a secret there as one: see
         // `Notifier::refusals`).
         Err(Some(Refusal::Metadata { path: path.to_owned(), hole: None }))
+    }
+}
+
+impl Grants {
+    /// Succeeds, with its path, when a new file named `name` in the folder `folder` would lie
+    /// beneath a write grant and in no hole (a bound socket: see [`super::unix_sockets`]);
+    /// otherwise fails with the refusal to name, if the folder has a name. The folder may be on
+    /// the way to a hole: a new name in it changes nothing of the way.
+    pub(super) fn prove_new_entry(&self, folder: &OwnedFd, name: &[u8]) -> Result<PathBuf, Option<Refusal>> {
+        use std::os::unix::ffi::OsStrExt as _;
+        let named = rustix::fs::readlink(proc_self(folder).as_str(), Vec::new()).map_err(|_| None)?;
+        let named = named.as_bytes();
+        if !named.starts_with(b"/") || named.ends_with(b" (deleted)") {
+            return Err(None);
+        }
+        let folder_path = Path::new(std::ffi::OsStr::from_bytes(named));
+        let path = folder_path.join(std::ffi::OsStr::from_bytes(name));
+        if let Some(hole) = self.holes.iter().find(|h| path.starts_with(h) || h.starts_with(&path)) {
+            return Err(Some(Refusal::UnixBind { path, hole: Some(hole.clone()) }));
+        }
+        let id = rustix::fs::fstat(folder).map(|s| (s.st_dev, s.st_ino)).map_err(|_| None)?;
+        let mut named_inside_a_grant = false;
+        for (root, root_fd) in &self.write_roots {
+            let Ok(rest) = folder_path.strip_prefix(root) else { continue };
+            named_inside_a_grant = true;
+            let rest = if rest.as_os_str().is_empty() { Path::new(".") } else { rest };
+            let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let Ok(found) = rustix::fs::openat2(root_fd, rest, flags, Mode::empty(), how) else { continue };
+            if rustix::fs::fstat(&found).is_ok_and(|s| (s.st_dev, s.st_ino) == id) {
+                return Ok(path);
+            }
+        }
+        // Named inside a grant but no longer there (moved, or a link swapped in): nothing named.
+        if named_inside_a_grant {
+            return Err(None);
+        }
+        Err(Some(Refusal::UnixBind { path, hole: None }))
     }
 }
 

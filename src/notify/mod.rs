@@ -58,6 +58,7 @@ mod server;
 pub mod shm;
 pub mod sockets;
 pub mod terminal;
+pub mod unix_sockets;
 
 use std::io::IoSliceMut;
 use std::mem::MaybeUninit;
@@ -151,6 +152,13 @@ pub enum Refusal {
     /// A terminal's peer asked of a master the helper did not make for the call (see
     /// [`terminal`]): the person's.
     ForeignTerminal,
+    /// A connect to a Unix socket at `path` that the call did not bind (see [`unix_sockets`]).
+    ForeignUnixSocket { path: PathBuf },
+    /// A Unix socket bound at `path`, which lies in `hole`, or outside every write grant
+    /// (`None`).
+    UnixBind { path: PathBuf, hole: Option<PathBuf> },
+    /// A Unix socket call where the kernel gives no copy of the program's descriptor.
+    UnixWithoutCopy,
 }
 
 /// What the helper's threads found, for the call's lifetime and its report.
@@ -409,6 +417,15 @@ impl Notifier {
                 Refusal::Udp => crate::denials::udp_without_own_world(),
                 Refusal::Terminals => crate::denials::terminals_bounded(terminal::MAX_PAIRS),
                 Refusal::ForeignTerminal => crate::denials::foreign_terminal(),
+                Refusal::ForeignUnixSocket { path } => crate::denials::foreign_unix_socket(&path),
+                Refusal::UnixBind { path, hole } => {
+                    let secret = match hole {
+                        Some(hole) => Some(hole),
+                        None => self.never_granted.paths().iter().find(|p| path.starts_with(p)).cloned(),
+                    };
+                    crate::denials::unix_bind_refused(&path, secret.as_deref())
+                }
+                Refusal::UnixWithoutCopy => crate::denials::unix_without_copy(),
             })
             .collect();
         if let Some(loopback) = self.loopback.as_ref().filter(|l| !l.has_routes()) {
@@ -550,6 +567,7 @@ mod tests {
             tmp: PathBuf::new(),
             connects: None,
             shm,
+            unix: unix_sockets::UnixSockets::new("/nonexistent".into()),
         };
         let end = channel.into_helper_end().unwrap();
         let appetite = crate::sandbox_file::Appetite::DEFAULT;

@@ -192,7 +192,7 @@ pub enum SocketCall {
     /// `bind(fd, address, len)`.
     Bind(Address),
     /// `listen(fd, backlog)`.
-    Listen { fd: i32 },
+    Listen { fd: i32, backlog: i32 },
     /// `getsockname(fd, address, len)`: `len` is the address of the buffer's length.
     Name { fd: i32, address: u64, len: u64 },
 }
@@ -228,7 +228,9 @@ pub fn decode_call(nr: i64, args: [u64; 6]) -> Result<Call, Errno> {
         n if n == libc::SYS_memfd_create => Ok(Call::Memfd { name: args[0], flags: args[1] as u32 }),
         n if n == libc::SYS_connect => Ok(Call::Socket(SocketCall::Connect(address()))),
         n if n == libc::SYS_bind => Ok(Call::Socket(SocketCall::Bind(address()))),
-        n if n == libc::SYS_listen => Ok(Call::Socket(SocketCall::Listen { fd: int(args[0]) })),
+        n if n == libc::SYS_listen => {
+            Ok(Call::Socket(SocketCall::Listen { fd: int(args[0]), backlog: int(args[1]) }))
+        }
         n if n == libc::SYS_getsockname => {
             Ok(Call::Socket(SocketCall::Name { fd: int(args[0]), address: args[1], len: args[2] }))
         }
@@ -374,7 +376,7 @@ mod tests {
         );
         assert_eq!(
             decode_call(libc::SYS_listen, args(&[7, 128])),
-            Ok(Call::Socket(SocketCall::Listen { fd: 7 }))
+            Ok(Call::Socket(SocketCall::Listen { fd: 7, backlog: 128 }))
         );
         assert_eq!(
             decode_call(libc::SYS_getsockname, args(&[7, 0x10, 0x20])),

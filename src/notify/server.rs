@@ -64,11 +64,21 @@ pub(super) fn run(
         rustix::fs::Mode::empty(),
     )
     .ok();
-    let confined = crate::thread_confinement::confine_held_calls(
-        tmp.as_fd(),
-        fdinfo.as_ref().map(|f| f.as_fd()),
-        ptmx.as_ref().map(|p| p.as_fd()),
-    );
+    // A working folder of its own, where it binds the program's Unix sockets by their folder's
+    // descriptor (see `super::unix_sockets`); the helper's other threads keep theirs. Without
+    // it no socket is bound (`fchdir` would move the whole helper): the confinement then fails.
+    let own_folder =
+        crate::sys::unshare(libc::CLONE_FS).map_err(|e| format!("a working folder of its own: {e}"));
+    let sockets_beneath: Vec<BorrowedFd<'_>> = grants.write_roots.iter().map(|(_, fd)| fd.as_fd()).collect();
+    let confined = own_folder.and_then(|()| {
+        crate::thread_confinement::confine_held_calls(
+            tmp.as_fd(),
+            fdinfo.as_ref().map(|f| f.as_fd()),
+            ptmx.as_ref().map(|p| p.as_fd()),
+            &sockets_beneath,
+        )
+    });
+    drop(sockets_beneath);
     drop(ptmx);
     if let Err(why) = confined {
         // Said on lnk's own standard error: the report is the program's, and this is lnk's.
@@ -168,7 +178,13 @@ fn perform(
         Call::Socket(call) => {
             // A socket is held only with the call's loopback; without one, none could be made.
             let loopback = grants.connects.as_ref().ok_or(Errno::PERM)?;
-            super::sockets::perform(listener, held.id, loopback, handles, memory()?, call)
+            let memory = memory()?;
+            if let Some(answer) =
+                super::unix_sockets::perform(listener, held.id, grants, handles, memory, call, refused)
+            {
+                return answer;
+            }
+            super::sockets::perform(listener, held.id, loopback, handles, memory, call)
         }
         // An open that may be `posix_openpt`'s or `shm_open`'s: the path read once decides.
         Call::Shm(ShmCall::Open { dirfd, path, flags, mode }) => {

@@ -64,12 +64,12 @@ const SOCKADDR_IN6_MIN_LEN: usize = 24;
 const SOCKADDR_IN6_LEN: usize = 28;
 
 /// What a program's descriptor is, as `/proc` shows it.
-struct Socket {
-    inode: u64,
-    /// `Some(family)` for a TCP socket; `None` for a socket pair's end.
-    tcp: Option<AddressFamily>,
+pub(super) struct Socket {
+    pub(super) inode: u64,
+    /// `Some(family)` for a TCP socket; `None` for a Unix socket (see [`super::unix_sockets`]).
+    pub(super) tcp: Option<AddressFamily>,
     /// Its status flags (`O_NONBLOCK`), and `O_CLOEXEC` as `/proc` shows its close-on-exec.
-    flags: OFlags,
+    pub(super) flags: OFlags,
 }
 
 /// Performs one held socket call (whose thread's handles are `handles`), answering for the
@@ -122,7 +122,7 @@ pub fn perform(
             let made = loopback.bind(asked, family, socket.flags.contains(OFlags::NONBLOCK))?;
             put(listener, id, &made, fd, &socket)
         }
-        SocketCall::Listen { fd } => {
+        SocketCall::Listen { fd, .. } => {
             let socket = socket(handles, fd)?;
             let family = socket.tcp.ok_or(Errno::INVAL)?;
             if loopback.server(socket.inode).is_some() {
@@ -148,20 +148,30 @@ pub fn perform(
             let inode = socket_inode(handles, fd)?.1;
             let Some(server) = loopback.named(inode) else { return Ok(Reply::Continue) };
             let family = socket(handles, fd)?.tcp.ok_or(Errno::INVAL)?;
-            let writable = Memory::from_file(handles.open(What::WritableMemory)?);
-            let mut room = [0u8; 4];
-            writable.read(len, &mut room)?;
-            let room = i32::from_ne_bytes(room);
-            if room < 0 {
-                return Err(Errno::INVAL);
-            }
-            let bytes = encode_sockaddr(server.asked, family);
-            let n = bytes.len().min(room as usize);
-            writable.write(address, &bytes[..n])?;
-            writable.write(len, &(bytes.len() as i32).to_ne_bytes())?;
+            write_name(handles, address, len, &encode_sockaddr(server.asked, family))?;
             Ok(Reply::Done)
         }
     }
+}
+
+/// Answers a held `getsockname` with `bytes`: as much of them as the program's buffer at
+/// `address` holds (its size at `len`), and their whole length at `len`, as the kernel does.
+pub(super) fn write_name(
+    handles: &CallHandles<'_>,
+    address: u64,
+    len: u64,
+    bytes: &[u8],
+) -> Result<(), Errno> {
+    let writable = Memory::from_file(handles.open(What::WritableMemory)?);
+    let mut room = [0u8; 4];
+    writable.read(len, &mut room)?;
+    let room = i32::from_ne_bytes(room);
+    if room < 0 {
+        return Err(Errno::INVAL);
+    }
+    let n = bytes.len().min(room as usize);
+    writable.write(address, &bytes[..n])?;
+    writable.write(len, &(bytes.len() as i32).to_ne_bytes())
 }
 
 /// Puts `made` at the program's descriptor `fd`, with its close-on-exec, and answers 0.
@@ -208,7 +218,7 @@ fn asked_on_a_copy(handles: &CallHandles<'_>, fd: i32, inode: u64) -> Option<boo
 
 /// What the program's descriptor `fd` is (see [`Socket`]). `EBADF` if it has none; `ENOTSOCK`
 /// unless it is a socket.
-fn socket(handles: &CallHandles<'_>, fd: i32) -> Result<Socket, Errno> {
+pub(super) fn socket(handles: &CallHandles<'_>, fd: i32) -> Result<Socket, Errno> {
     let (reached, inode) = socket_inode(handles, fd)?;
     // The kernel names a socket's protocol in an attribute of its inode, reached here through
     // lnk's own descriptor of it.

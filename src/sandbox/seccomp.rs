@@ -52,8 +52,12 @@
 //!   TCP sockets only, each `connect`, `bind`, `listen` and `getsockname` held for the helper,
 //!   which makes connections (to the call's proxy with `[internet]`, or the program's own
 //!   servers) and listeners on the call's own loopback ([`crate::proxy::loopback`]), so
-//!   nothing binds on the host's network. Unix sockets stay refused in every case. `socketpair` is allowed for `AF_UNIX` stream and seqpacket sockets only, which can
-//!   never reach another socket (a datagram pair could `sendto` a host socket by path).
+//!   nothing binds on the host's network; and Unix stream and seqpacket sockets, whose `bind`,
+//!   `listen` and `connect` the helper performs on a copy, reaching only the sockets the call
+//!   bound ([`crate::notify::unix_sockets`]). The own world refuses Unix sockets: its connects
+//!   are not held. `socketpair` is allowed for `AF_UNIX` stream and seqpacket sockets only,
+//!   which can never reach another socket (a datagram pair could `sendto` a host socket by
+//!   path), and so is a Unix datagram socket nowhere.
 //!
 //! One filter is installed, compiled by [`crate::bpf`]: it kills the process for a call made
 //! through another architecture's table (`int 0x80`) or with the x32 bit set, answers `clone3`
@@ -504,10 +508,22 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
         // program the address its listeners were asked for.
         // A UDP socket is held only to be refused and named in the report (see
         // `crate::notify::receiver`).
+        // Unix stream and seqpacket sockets too (protocol 0): their bind, listen and connect are
+        // held like TCP's, and made by the helper on a copy (see `crate::notify::unix_sockets`).
+        // Never a Unix datagram socket: its `sendto` names any socket, unheld.
         Network::Held => {
             let udp = vec![vec![Check::masked_eq(1, 0xf, libc::SOCK_DGRAM as u32)]];
-            let inet =
-                inet_rules([libc::SOCK_STREAM, libc::SOCK_DGRAM], &[0, libc::IPPROTO_TCP, libc::IPPROTO_UDP]);
+            let (unix, not_unix) = (Check::eq(0, libc::AF_UNIX as u32), Check::ne(0, libc::AF_UNIX as u32));
+            let kind_not = |k: i32| Check::masked_ne(1, 0xf, k as u32);
+            let inet = vec![
+                vec![Check::ne(0, libc::AF_INET as u32), Check::ne(0, libc::AF_INET6 as u32), not_unix],
+                vec![not_unix, kind_not(libc::SOCK_STREAM), kind_not(libc::SOCK_DGRAM)],
+                [0, libc::IPPROTO_TCP, libc::IPPROTO_UDP].iter().map(|p| Check::ne(2, *p as u32)).collect(),
+                // Neither stream (1) nor seqpacket (5): the kinds whose low bits but the third
+                // are 0b001 (one check, where two would be hundreds of rules for the oracle).
+                vec![unix, Check::masked_ne(1, 0xb, libc::SOCK_STREAM as u32)],
+                vec![unix, Check::ne(2, 0)],
+            ];
             p.set(
                 libc::SYS_socket,
                 Entry::cases(
@@ -661,8 +677,24 @@ mod tests {
             pids: Pids::Caller,
             memfd: Memfd::Sealed,
         });
-        // TCP made (bits 0, 1), everything else refused (2-6).
-        assert_eq!(in_child_under(&filter, socket_probe), 0b111_1111);
+        // TCP made (bits 0, 1) and a Unix stream socket (bit 4 clear), everything else refused.
+        assert_eq!(in_child_under(&filter, socket_probe), 0b110_1111);
+        // Unix stream and seqpacket sockets made; never a datagram one, nor another protocol.
+        let unix = || {
+            let made = |kind, proto| {
+                // SAFETY: socket takes three integers; a created descriptor is closed at once.
+                let fd = unsafe { libc::socket(libc::AF_UNIX, kind, proto) };
+                // SAFETY: closes the descriptor just created, if any.
+                (fd >= 0).then(|| unsafe { libc::close(fd) }).is_some()
+            };
+            let mut bits = i32::from(made(libc::SOCK_STREAM | libc::SOCK_NONBLOCK, 0));
+            bits |= i32::from(made(libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0)) << 1;
+            bits |= i32::from(!made(libc::SOCK_DGRAM, 0)) << 2;
+            bits |= i32::from(!made(libc::SOCK_STREAM, 1)) << 3;
+            bits |= i32::from(!made(libc::SOCK_RAW, 0)) << 4;
+            bits
+        };
+        assert_eq!(in_child_under(&filter, unix), 0b1_1111);
         // UDP held (to be refused and named), and a connect, a bind, a listen and a getsockname
         // held (without a listener the kernel answers ENOSYS).
         let held = || {

@@ -63,6 +63,7 @@ pub(super) fn notify_plan(
         tmp: private_tmp.to_owned(),
         connects: Some(connects),
         shm,
+        unix: crate::notify::unix_sockets::UnixSockets::new(private_tmp.to_owned()),
     };
     let appetite = req.flags.appetite;
     Ok((channel, crate::notify::Plan { grants, tmp: private_tmp.to_owned(), never_granted, appetite }))
