@@ -395,14 +395,15 @@ pub fn unix_bind_refused(path: &Path, hole: Option<&Path>) -> Denial {
 }
 
 /// The denial for a Unix socket call the Landlock-only mode's helper could not serve: it acts
-/// on a copy of the program's socket, which this kernel or the container's seccomp profile
-/// refuses (`pidfd_getfd`). No fix in the sandbox file.
+/// on a copy of the program's socket (`pidfd_getfd`) and binds from a working folder of its
+/// thread's own (`unshare(CLONE_FS)`), which this kernel or the container's seccomp profile
+/// refuses. No fix in the sandbox file.
 pub fn unix_without_copy() -> Denial {
     Denial {
         access: Access::Connect,
         target: "socket(AF_UNIX)".to_owned(),
         cause: Cause::Protected,
-        why: "lnk serves a Unix socket's bind, listen and connect on a copy of the program's socket (`pidfd_getfd`), which this kernel or the container's seccomp profile refuses; socketpair works".to_owned(),
+        why: "lnk serves a Unix socket's bind, listen and connect on a copy of the program's socket (`pidfd_getfd`), and binds it from a working folder of its own thread's (`unshare(CLONE_FS)`); this kernel or the container's seccomp profile refuses them; socketpair works".to_owned(),
         fix: None,
         inferred: false,
     }

@@ -65,19 +65,18 @@ pub(super) fn run(
     )
     .ok();
     // A working folder of its own, where it binds the program's Unix sockets by their folder's
-    // descriptor (see `super::unix_sockets`); the helper's other threads keep theirs. Without
-    // it no socket is bound (`fchdir` would move the whole helper): the confinement then fails.
-    let own_folder =
-        crate::sys::unshare(libc::CLONE_FS).map_err(|e| format!("a working folder of its own: {e}"));
+    // descriptor (see `super::unix_sockets`); the helper's other threads keep theirs. Where the
+    // kernel or a container's profile refuses it, no Unix socket is bound (`fchdir` would move
+    // the whole helper), and every other held call is served as before.
+    let mut grants = grants;
+    grants.unix.set_own_folder(crate::sys::unshare(libc::CLONE_FS).is_ok());
     let sockets_beneath: Vec<BorrowedFd<'_>> = grants.write_roots.iter().map(|(_, fd)| fd.as_fd()).collect();
-    let confined = own_folder.and_then(|()| {
-        crate::thread_confinement::confine_held_calls(
-            tmp.as_fd(),
-            fdinfo.as_ref().map(|f| f.as_fd()),
-            ptmx.as_ref().map(|p| p.as_fd()),
-            &sockets_beneath,
-        )
-    });
+    let confined = crate::thread_confinement::confine_held_calls(
+        tmp.as_fd(),
+        fdinfo.as_ref().map(|f| f.as_fd()),
+        ptmx.as_ref().map(|p| p.as_fd()),
+        &sockets_beneath,
+    );
     drop(sockets_beneath);
     drop(ptmx);
     if let Err(why) = confined {

@@ -43,7 +43,9 @@
 //! an automatic name (`bind` with the family only) and Unix datagram sockets are refused (each
 //! would reach, or take, what the call does not own); and at most [`MAX_BOUND`] sockets are
 //! bound at once. Where the kernel gives no copy of a descriptor (container runtimes' default
-//! seccomp profiles refuse `pidfd_getfd`), no Unix socket call is served (`EPERM`, named).
+//! seccomp profiles refuse `pidfd_getfd`), no Unix socket call is served, and where the server
+//! thread cannot have a working folder of its own (`unshare(CLONE_FS)`, which those profiles
+//! refuse too) none is bound (`EPERM`, named, in both cases).
 //!
 //! Trusted with: which Unix sockets the program reaches: a bug here could connect it to the
 //! person's agent or bus, or bind a socket outside the write grants. What it trusts: the
@@ -79,6 +81,9 @@ const FULL_QUEUE_PAUSE: std::time::Duration = std::time::Duration::from_millis(5
 pub struct UnixSockets {
     /// The call's tmp folder, where the abstract names' files are.
     tmp: PathBuf,
+    /// Whether the server has a working folder of its own, where it binds (see
+    /// [`UnixSockets::set_own_folder`]).
+    own_folder: bool,
     state: RefCell<State>,
 }
 
@@ -119,7 +124,13 @@ enum UnixAddress {
 
 impl UnixSockets {
     pub fn new(tmp: PathBuf) -> UnixSockets {
-        UnixSockets { tmp, state: RefCell::new(State::default()) }
+        UnixSockets { tmp, own_folder: false, state: RefCell::new(State::default()) }
+    }
+
+    /// Says whether the server thread has a working folder of its own (`unshare(CLONE_FS)`):
+    /// without one, a bind would move the whole helper's, so none is made.
+    pub fn set_own_folder(&mut self, own: bool) {
+        self.own_folder = own;
     }
 
     /// The address the program bound the socket `inode` to, if the helper bound it.
@@ -228,6 +239,10 @@ fn bind(
     (asked, parsed): (Vec<u8>, UnixAddress),
     refused: &mut Option<Refusal>,
 ) -> Result<(), Errno> {
+    if !unix.own_folder {
+        *refused = Some(Refusal::UnixWithoutCopy);
+        return Err(Errno::PERM);
+    }
     // A socket bound already: the kernel's answer.
     if has_a_name(copy) {
         return Err(Errno::INVAL);

@@ -32,16 +32,20 @@ pub const LANDLOCK_ONLY_LACKS: &[&str] = &[
     "a network of the call's own (the host's is shared: TCP only, no UDP; the program's servers listen on the call's own loopback address, on ports above the host's automatic range (the report's servers), where other local processes could connect too; [internet] tcp endpoints by address only)",
     "a secret folder's names kept out (in a hole of a read grant, such as ~/.ssh, the names, sizes and modes of what is inside can be listed: Landlock lets the folders on the way be listed and there is no mask to cover them; what is inside stays closed)",
     "System V IPC (refused)",
-    UNIX_SOCKETS,
+    LANDLOCK_ONLY_UNIX_SOCKETS,
     "a terminal's peer by its path (ptsname, then open: expect's way; openpty, forkpty, script and pty.fork work, the helper makes the pair)",
     "the file systems' own ioctls that change a file (chattr's flags), even inside the write grants (refused; mode, owner, times and extended attributes there are performed by the helper)",
 ];
 
-/// What both modes lack: Landlock before ABI 9 (`LANDLOCK_ACCESS_FS_RESOLVE_UNIX`) cannot keep a
-/// program's `connect` from the host's sockets in a folder it may read (the ssh agent, Docker's
+/// What the own world lacks: Landlock before ABI 9 (`LANDLOCK_ACCESS_FS_RESOLVE_UNIX`) cannot keep
+/// a program's `connect` from the host's sockets in a folder it may read (the ssh agent, Docker's
 /// socket, the session bus), nor can a read-only mount or a network namespace; the held connect
-/// that would stand in for it is not built yet.
-pub const UNIX_SOCKETS: &str = "Unix sockets of the call's own (socket(AF_UNIX) is refused: this kernel's Landlock cannot keep a connect from the host's sockets; socketpair works, and so do TCP servers on the call's loopback)";
+/// that stands in for it (the Landlock-only mode's, [`crate::notify::unix_sockets`]) would hold
+/// every connect of the own world, TCP's too, and is not built there yet.
+pub const UNIX_SOCKETS: &str = "Unix sockets of the call's own (socket(AF_UNIX) is refused: this kernel's Landlock cannot keep a connect from the host's sockets, and the own world does not hold connects; socketpair works, and so do TCP servers on the call's loopback)";
+
+/// What the Landlock-only mode's Unix sockets lack (see [`crate::notify::unix_sockets`]).
+pub const LANDLOCK_ONLY_UNIX_SOCKETS: &str = "Unix sockets exactly as bare: the helper binds, listens and connects the program's own (beneath the write grants and in the call's tmp folder; abstract names the call's own), and a connect reaches only a socket the call bound; the peer of a connection is the helper (SO_PEERCRED); no Unix datagram socket, no automatic name, no client bound to a name of its own; none where the kernel gives no copy of a descriptor (pidfd_getfd)";
 
 /// What the own world lacks (see [`super::seccomp`]'s `XATTR_SETTERS`).
 pub const OWN_WORLD_LACKS_XATTRS: &str = "setting extended attributes and POSIX ACLs (EOPNOTSUPP, as a file system without them answers: an ACL set on a memfd would make it executable past the kernel's exec seal)";

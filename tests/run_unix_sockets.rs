@@ -1,0 +1,269 @@
+//! Unix sockets of the call's own (issue 30): in the Landlock-only mode the program binds,
+//! listens on and connects to sockets of its own (by path beneath its write grants and its tmp
+//! folder, relative or absolute; by abstract name), and Python's `multiprocessing` forkserver
+//! and `Manager` work; it never reaches a socket it did not bind (an ssh-agent-like listener in
+//! the home, a socket another process made in a write grant, the host's abstract sockets), by
+//! any way a hostile program would try (a link, a rename over its own socket). In the own world
+//! `socket(AF_UNIX)` stays refused, and the same host sockets stay unreached.
+//!
+//! The suite runs as root and as an ordinary user.
+
+mod common;
+use common::*;
+
+use std::os::linux::net::SocketAddrExt as _;
+use std::os::unix::net::{SocketAddr, UnixListener};
+
+const POLICY: &str = "commands = [\"python3\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\n";
+
+/// Listeners of the host's the program must never reach: in the home (read grant), in the write
+/// grant (made outside the call), and an abstract one.
+struct HostSockets {
+    agent_socket: UnixListener,
+    in_grant: UnixListener,
+    abstract_name: String,
+    abstract_socket: UnixListener,
+}
+
+impl HostSockets {
+    fn new(agent: &Agent) -> HostSockets {
+        let agent_socket = UnixListener::bind(agent.home.join("agent.sock")).unwrap();
+        let in_grant = UnixListener::bind(agent.home.join("Link/Files/outside.sock")).unwrap();
+        let abstract_name =
+            format!("lnk-test-host-{}-{}", std::process::id(), agent.home.display().to_string().len());
+        let address = SocketAddr::from_abstract_name(abstract_name.as_bytes()).unwrap();
+        let abstract_socket = UnixListener::bind_addr(&address).unwrap();
+        for l in [&agent_socket, &in_grant, &abstract_socket] {
+            l.set_nonblocking(true).unwrap();
+        }
+        HostSockets { agent_socket, in_grant, abstract_name, abstract_socket }
+    }
+
+    fn assert_unreached(&self, mode: Mode) {
+        for (what, l) in
+            [("agent", &self.agent_socket), ("in grant", &self.in_grant), ("abstract", &self.abstract_socket)]
+        {
+            assert!(l.accept().is_err(), "{mode:?}: the host's {what} socket was reached");
+        }
+    }
+}
+
+/// What every mode tries against the host's sockets: connect to each, directly, through a link,
+/// and (where the program can bind) through a rename of the host's socket over its own.
+const HOSTILE: &str = r#"
+def connect(addr):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(2)
+    s.connect(addr)
+say("host_agent", attempt(lambda: connect(home + "/agent.sock")))
+say("host_in_grant", attempt(lambda: connect(files + "/outside.sock")))
+say("host_abstract", attempt(lambda: connect("\0" + host_abstract)))
+def through_link():
+    os.symlink(home + "/agent.sock", files + "/link.sock")
+    connect("link.sock")
+say("host_through_link", attempt(through_link))
+def rename_over_own():
+    mine = socket.socket(socket.AF_UNIX)
+    mine.bind("mine.sock")
+    mine.listen()
+    os.rename(files + "/outside.sock", files + "/mine.sock")
+    connect("mine.sock")
+say("host_renamed_over_own", attempt(rename_over_own))
+"#;
+
+#[test]
+fn the_calls_own_unix_sockets_work_and_no_other_socket_is_reached() {
+    let own = r#"
+import asyncio, multiprocessing
+tmp = os.environ["TMPDIR"]
+def echo(address, kind=socket.SOCK_STREAM):
+    server = socket.socket(socket.AF_UNIX, kind)
+    server.bind(address)
+    server.listen()
+    client = socket.socket(socket.AF_UNIX, kind)
+    client.connect(address)
+    accepted, _ = server.accept()
+    client.sendall(b"ping")
+    assert accepted.recv(4) == b"ping"
+    return server
+say("tmp_path", attempt(lambda: echo(tmp + "/a.sock") and None))
+say("relative_in_grant", attempt(lambda: echo("rel.sock") and None))
+say("seqpacket", attempt(lambda: echo("seq.sock", socket.SOCK_SEQPACKET) and None))
+say("name_relative", echo("named.sock").getsockname())
+say("name_abstract", repr(echo("\0lnk-own-name").getsockname()))
+say("abstract_nobody", attempt(lambda: socket.socket(socket.AF_UNIX).connect("\0lnk-nobody")))
+def never_listened():
+    s = socket.socket(socket.AF_UNIX); s.bind("quiet.sock")
+    socket.socket(socket.AF_UNIX).connect("quiet.sock")
+say("never_listened", attempt(never_listened))
+say("bound_twice", attempt(lambda: socket.socket(socket.AF_UNIX).bind("rel.sock")))
+def nonblocking():
+    s = socket.socket(socket.AF_UNIX); s.bind("nb.sock"); s.listen()
+    c = socket.socket(socket.AF_UNIX); c.setblocking(False); c.connect("nb.sock")
+    assert not c.getblocking() and c.fileno() >= 0
+say("nonblocking", attempt(nonblocking))
+say("datagram", attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)))
+say("automatic_name", attempt(lambda: socket.socket(socket.AF_UNIX).bind("")))
+async def serve():
+    async def handle(reader, writer):
+        writer.write(await reader.read(5)); await writer.drain(); writer.close()
+    server = await asyncio.start_unix_server(handle, tmp + "/asyncio.sock")
+    reader, writer = await asyncio.open_unix_connection(tmp + "/asyncio.sock")
+    writer.write(b"hello"); await writer.drain()
+    said = await reader.read(5)
+    server.close()
+    return said.decode()
+say("asyncio", asyncio.run(serve()))
+if __name__ == "__main__":
+    with multiprocessing.get_context("forkserver").Pool(2) as pool:
+        say("forkserver", pool.map(abs, [-1, -2]))
+    with multiprocessing.Manager() as manager:
+        d = manager.dict(); d["k"] = 7
+        say("manager", d["k"])
+"#;
+    for mode in modes() {
+        let agent = Agent::new("unix-sockets", POLICY);
+        let host = HostSockets::new(&agent);
+        let files = agent.home.join("Link/Files");
+        let head = format!(
+            "home = {:?}\nfiles = {:?}\nhost_abstract = {:?}\n",
+            agent.home.display().to_string(),
+            files.display().to_string(),
+            host.abstract_name
+        );
+        let script = match mode {
+            Mode::LandlockOnly => format!("{PY_PRELUDE}\n{head}{HOSTILE}{own}"),
+            Mode::OwnWorld => format!(
+                "{PY_PRELUDE}\n{head}say(\"unix\", attempt(lambda: socket.socket(socket.AF_UNIX)))\n{}",
+                HOSTILE.replace("mine = socket.socket(socket.AF_UNIX)", "mine = socket.socketpair()[0]")
+            ),
+        };
+        let r = Report::from(run(in_mode(
+            agent.command(&[], &["python3", "-c", &script]).current_dir(&files),
+            mode,
+        )));
+        host.assert_unreached(mode);
+        match mode {
+            Mode::OwnWorld => {
+                r.assert_said("unix", "EPERM");
+                for name in ["host_agent", "host_in_grant", "host_abstract", "host_through_link"] {
+                    r.assert_said(name, "EPERM");
+                }
+            }
+            Mode::LandlockOnly => {
+                assert_eq!(r.code, Some(0), "{}", r.raw);
+                for name in ["tmp_path", "relative_in_grant", "seqpacket", "nonblocking"] {
+                    r.assert_said(name, "ok");
+                }
+                r.assert_said("name_relative", "named.sock");
+                r.assert_said("name_abstract", "b'\\x00lnk-own-name'");
+                r.assert_said("abstract_nobody", "ECONNREFUSED");
+                r.assert_said("never_listened", "ECONNREFUSED");
+                r.assert_said("bound_twice", "EADDRINUSE");
+                r.assert_said("datagram", "EPERM");
+                r.assert_said("automatic_name", "EPERM");
+                r.assert_said("asyncio", "hello");
+                r.assert_said("forkserver", "[1, 2]");
+                r.assert_said("manager", "7");
+                // The host's: a path is refused and named; an abstract name is the call's own,
+                // and none of the call's has it.
+                r.assert_said("host_agent", "EACCES");
+                r.assert_said("host_in_grant", "EACCES");
+                r.assert_said("host_abstract", "ECONNREFUSED");
+                r.assert_said("host_through_link", "EACCES");
+                r.assert_said("host_renamed_over_own", "EACCES");
+                let denials = r.json["denials"].as_array().cloned().unwrap_or_default();
+                let agent_path = agent.home.join("agent.sock").display().to_string();
+                let named = denials.iter().find(|d| d["target"] == agent_path.as_str());
+                let named = named.unwrap_or_else(|| panic!("the host socket is named: {}", r.raw));
+                assert_eq!(named["access"], "connect", "{named}");
+                assert_eq!(named["cause"], "protected", "{named}");
+                assert!(named["fix"].is_null(), "no grant reaches another's socket: {named}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_socket_bound_outside_the_write_grants_is_refused_with_a_fix_that_works_and_never_in_a_secret() {
+    // In the Landlock-only mode only: the own world makes no Unix socket.
+    let agent = Agent::new("unix-bind-fix", POLICY);
+    std::fs::create_dir_all(agent.home.join("srv")).unwrap();
+    let home = agent.home.display().to_string();
+    let script = format!(
+        "{PY_PRELUDE}\ns = socket.socket(socket.AF_UNIX)\nsay(\"bind\", attempt(lambda: s.bind({:?})))\n",
+        format!("{home}/srv/served.sock")
+    );
+    let go = |agent: &Agent| {
+        Report::from(run(in_mode(
+            agent.command(&[], &["python3", "-c", &script]).current_dir(&agent.home),
+            Mode::LandlockOnly,
+        )))
+    };
+    let r = go(&agent);
+    r.assert_said("bind", "EACCES");
+    assert!(!agent.home.join("srv/served.sock").exists(), "nothing was made outside the grants");
+    let denials = r.json["denials"].as_array().cloned().unwrap_or_default();
+    let target = format!("{home}/srv/served.sock");
+    let denial = denials.iter().find(|d| d["target"] == target.as_str());
+    let denial = denial.unwrap_or_else(|| panic!("the bind is named: {}", r.raw));
+    assert_eq!(denial["access"], "listen", "{denial}");
+    assert_eq!(denial["cause"], "outside_grants", "{denial}");
+    apply_fix(&agent.policy, &denial["fix"]);
+    assert_check_ok(&agent.policy, &agent.home);
+    go(&agent).assert_said("bind", "ok");
+    assert!(agent.home.join("srv/served.sock").exists());
+
+    // A secret in a write grant (`~/.ssh` with `write = ["~"]`): refused, named as one, no fix.
+    let agent = Agent::new("unix-bind-secret", "commands = [\"python3\"]\n[files]\nwrite = [\"~\"]\n");
+    std::fs::create_dir_all(agent.home.join(".ssh")).unwrap();
+    let script = format!(
+        "{PY_PRELUDE}\ns = socket.socket(socket.AF_UNIX)\nsay(\"bind\", attempt(lambda: s.bind(\".ssh/agent.sock\")))\n"
+    );
+    let r = Report::from(run(in_mode(
+        agent.command(&[], &["python3", "-c", &script]).current_dir(&agent.home),
+        Mode::LandlockOnly,
+    )));
+    r.assert_said("bind", "EACCES");
+    assert!(!agent.home.join(".ssh/agent.sock").exists(), "nothing was made in the secret");
+    let denials = r.json["denials"].as_array().cloned().unwrap_or_default();
+    assert!(
+        denials.iter().any(|d| d["cause"] == "protected"
+            && d["fix"].is_null()
+            && d["target"].as_str().is_some_and(|t| t.ends_with(".ssh/agent.sock"))),
+        "{}",
+        r.raw
+    );
+}
+
+#[test]
+fn under_a_containers_default_seccomp_profile_a_unix_socket_is_refused_by_name() {
+    // Docker's and podman's default profiles refuse `pidfd_getfd`, on whose copy every Unix
+    // socket call is made: each is refused (`EPERM`) and named; the host's socket stays unreached.
+    let agent = Agent::new("unix-container", POLICY);
+    let host = HostSockets::new(&agent);
+    let script = format!(
+        "{PY_PRELUDE}\ns = socket.socket(socket.AF_UNIX)\nsay(\"bind\", attempt(lambda: s.bind(os.environ[\"TMPDIR\"] + \"/a.sock\")))\n\
+         say(\"connect\", attempt(lambda: socket.socket(socket.AF_UNIX).connect({:?})))\n",
+        agent.home.join("agent.sock").display().to_string()
+    );
+    let tmp = agent.dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut inner = agent.command(&[], &["python3", "-c", &script]);
+    inner.env("TMPDIR", &tmp);
+    let Some(mut contained) = docker_like(&agent.dir.path, &inner) else { return };
+    let r = Report::from(run(&mut contained));
+    assert_eq!(r.json["enforced"]["mode"], "landlock-only", "{}", r.raw);
+    r.assert_said("bind", "EPERM");
+    r.assert_said("connect", "EPERM");
+    host.assert_unreached(Mode::LandlockOnly);
+    let denials = r.json["denials"].as_array().cloned().unwrap_or_default();
+    assert!(
+        denials
+            .iter()
+            .any(|d| d["target"] == "socket(AF_UNIX)"
+                && d["why"].as_str().unwrap_or("").contains("pidfd_getfd")),
+        "{}",
+        r.raw
+    );
+}
