@@ -74,7 +74,12 @@ pub fn tcp_socket_listed(inode: u64, local: Option<Ipv4Addr>) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UnixSocket {
     pub vfs: Option<(u32, u32)>,
+    /// Its state: `TCP_ESTABLISHED` (1) connected, `TCP_LISTEN` (10), `TCP_CLOSE` (7) neither.
+    pub state: u8,
 }
+
+/// A Unix socket's state when it is connected (a socket pair's end, a connection).
+pub const UNIX_CONNECTED: u8 = 1;
 
 /// `UDIAG_SHOW_VFS` and the `UNIX_DIAG_VFS` attribute that answers it.
 const UDIAG_SHOW_VFS: u32 = 0x2;
@@ -82,9 +87,9 @@ const UNIX_DIAG_VFS: u16 = 1;
 /// `sizeof(struct unix_diag_msg)`: family, type, state, pad, inode, cookie.
 const UNIX_MESSAGE: usize = 16;
 
-/// The Unix socket `inode` whose cookie is `cookie` (`SO_COOKIE`), in the network namespace of
-/// the thread that asks: `None` when no such socket lives (it was closed; or its inode is
-/// another socket's now, which the cookie tells apart).
+/// The Unix socket `inode` whose cookie is `cookie` (`SO_COOKIE`; `u64::MAX` for any), in the
+/// network namespace of the thread that asks: `None` when no such socket lives (it was closed;
+/// or its inode is another socket's now, which the cookie tells apart).
 pub fn unix_socket(inode: u64, cookie: u64) -> Result<Option<UnixSocket>, Errno> {
     let inode = u32::try_from(inode).map_err(|_| Errno::INVAL)?;
     let socket = rustix::net::socket_with(
@@ -143,6 +148,7 @@ fn parse_unix_reply(bytes: &[u8], inode: u32) -> Result<Option<UnixSocket>, Errn
     if message.len() < UNIX_MESSAGE || u32_at(message, 4) != Some(inode) {
         return Err(Errno::PROTO);
     }
+    let state = message[2];
     let mut vfs = None;
     let mut attributes = &message[UNIX_MESSAGE..];
     while attributes.len() >= 4 {
@@ -158,7 +164,7 @@ fn parse_unix_reply(bytes: &[u8], inode: u32) -> Result<Option<UnixSocket>, Errn
         }
         attributes = attributes.get(at_len.next_multiple_of(4)..).unwrap_or_default();
     }
-    Ok(Some(UnixSocket { vfs }))
+    Ok(Some(UnixSocket { vfs, state }))
 }
 
 /// A file's device (as `stat` gives it) as the kernel keeps it inside (`MKDEV`: the major number
@@ -297,7 +303,10 @@ mod tests {
         assert_eq!(unix_socket(inode(&listener), cookie ^ 1).unwrap(), None);
         let (pair, _other) = std::os::unix::net::UnixStream::pair().unwrap();
         let pair_cookie = rustix::net::sockopt::socket_cookie(&pair).unwrap();
-        assert_eq!(unix_socket(inode(&pair), pair_cookie).unwrap(), Some(UnixSocket { vfs: None }));
+        let seen = unix_socket(inode(&pair), pair_cookie).unwrap().unwrap();
+        assert_eq!((seen.vfs, seen.state), (None, UNIX_CONNECTED));
+        // Any cookie: the socket of that inode, whichever it is.
+        assert!(unix_socket(inode(&pair), u64::MAX).unwrap().is_some());
         let gone = inode(&listener);
         drop(listener);
         assert_eq!(unix_socket(gone, cookie).unwrap(), None, "a closed socket is not found");

@@ -178,6 +178,7 @@ pub fn held_calls_policy() -> Policy {
         // The call's loopback and the kernel's socket diagnostics; the folder a Unix socket is
         // bound in (its own working folder).
         libc::SYS_fchdir,
+        libc::SYS_umask,
         libc::SYS_bind,
         libc::SYS_listen,
         libc::SYS_getuid,

@@ -103,6 +103,16 @@ def nonblocking():
     assert not c.getblocking() and c.fileno() >= 0
 say("nonblocking", attempt(nonblocking))
 say("datagram", attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)))
+def umasked():
+    old = os.umask(0o077)
+    s = socket.socket(socket.AF_UNIX); s.bind("private.sock")
+    os.umask(old)
+    return oct(os.stat("private.sock").st_mode & 0o777)
+say("umask_kept", umasked())
+def passes_credentials():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    a.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+say("pass_credentials", attempt(passes_credentials))
 say("automatic_name", attempt(lambda: socket.socket(socket.AF_UNIX).bind("")))
 async def serve():
     async def handle(reader, writer):
@@ -161,6 +171,10 @@ if __name__ == "__main__":
                 r.assert_said("never_listened", "ECONNREFUSED");
                 r.assert_said("bound_twice", "EADDRINUSE");
                 r.assert_said("datagram", "EPERM");
+                // The file's mode as the program's umask makes it (the helper binds it).
+                r.assert_said("umask_kept", "0o700");
+                // A socket passing credentials would get an automatic name of the host's.
+                r.assert_said("pass_credentials", "EPERM");
                 r.assert_said("automatic_name", "EPERM");
                 r.assert_said("asyncio", "hello");
                 r.assert_said("forkserver", "[1, 2]");
@@ -214,11 +228,14 @@ fn a_socket_bound_outside_the_write_grants_is_refused_with_a_fix_that_works_and_
     go(&agent).assert_said("bind", "ok");
     assert!(agent.home.join("srv/served.sock").exists());
 
-    // A secret in a write grant (`~/.ssh` with `write = ["~"]`): refused, named as one, no fix.
+    // A secret in a write grant (`~/.ssh` with `write = ["~"]`): refused, named as one, no fix;
+    // and beside it, in the home, where the program itself may add nothing new either.
     let agent = Agent::new("unix-bind-secret", "commands = [\"python3\"]\n[files]\nwrite = [\"~\"]\n");
     std::fs::create_dir_all(agent.home.join(".ssh")).unwrap();
     let script = format!(
-        "{PY_PRELUDE}\ns = socket.socket(socket.AF_UNIX)\nsay(\"bind\", attempt(lambda: s.bind(\".ssh/agent.sock\")))\n"
+        "{PY_PRELUDE}\ns = socket.socket(socket.AF_UNIX)\nsay(\"bind\", attempt(lambda: s.bind(\".ssh/agent.sock\")))\n\
+         say(\"beside\", attempt(lambda: socket.socket(socket.AF_UNIX).bind(\"beside.sock\")))\n\
+         say(\"file_beside\", attempt(lambda: open(\"beside.txt\", \"w\")))\n"
     );
     let r = Report::from(run(in_mode(
         agent.command(&[], &["python3", "-c", &script]).current_dir(&agent.home),
@@ -226,6 +243,9 @@ fn a_socket_bound_outside_the_write_grants_is_refused_with_a_fix_that_works_and_
     )));
     r.assert_said("bind", "EACCES");
     assert!(!agent.home.join(".ssh/agent.sock").exists(), "nothing was made in the secret");
+    r.assert_said("file_beside", "EACCES");
+    r.assert_said("beside", "EACCES");
+    assert!(!agent.home.join("beside.sock").exists(), "nothing was made beside the secret");
     let denials = r.json["denials"].as_array().cloned().unwrap_or_default();
     assert!(
         denials.iter().any(|d| d["cause"] == "protected"
@@ -234,6 +254,7 @@ fn a_socket_bound_outside_the_write_grants_is_refused_with_a_fix_that_works_and_
         "{}",
         r.raw
     );
+    assert!(denials.iter().any(|d| d["cause"] == "beside_protected" && d["fix"].is_null()), "{}", r.raw);
 }
 
 #[test]

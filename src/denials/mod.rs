@@ -394,6 +394,23 @@ pub fn unix_bind_refused(path: &Path, hole: Option<&Path>) -> Denial {
     Denial { access: Access::Listen, target: path.display().to_string(), cause, why, fix, inferred: false }
 }
 
+/// The denial for a Unix socket bound at `path`, in a folder on the way to `hole` (the
+/// Landlock-only mode's helper refused it, as the program's own grants would refuse any new
+/// file there). No fix: a grant cannot add to that folder without opening the hole.
+pub fn unix_bind_beside(path: &Path, hole: &Path) -> Denial {
+    Denial {
+        access: Access::Listen,
+        target: path.display().to_string(),
+        cause: Cause::BesideProtected,
+        why: format!(
+            "its folder holds `{}`, which the sandbox keeps out of every grant, so nothing new may be made there; bind it in a folder of its own",
+            hole.display()
+        ),
+        fix: None,
+        inferred: false,
+    }
+}
+
 /// The denial for a Unix socket call the Landlock-only mode's helper could not serve: it acts
 /// on a copy of the program's socket (`pidfd_getfd`) and binds from a working folder of its
 /// thread's own (`unshare(CLONE_FS)`), which this kernel or the container's seccomp profile

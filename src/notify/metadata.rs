@@ -58,6 +58,10 @@ pub struct Grants {
     pub shm: super::shm::ShmFolder,
     /// The Unix sockets the helper bound for the program (see [`super::unix_sockets`]).
     pub unix: super::unix_sockets::UnixSockets,
+    /// The folders the program may write in, each granted whole (its write grants and tmp
+    /// folder, cut around their holes as its Landlock rules are): where the server may make a
+    /// socket file, and nowhere else.
+    pub socket_folders: Vec<OwnedFd>,
 }
 
 /// Performs `request` for the held call whose handles are `handles` and memory `memory`. The
@@ -286,9 +290,10 @@ impl Grants {
 
 impl Grants {
     /// Succeeds, with its path, when a new file named `name` in the folder `folder` would lie
-    /// beneath a write grant and in no hole (a bound socket: see [`super::unix_sockets`]);
-    /// otherwise fails with the refusal to name, if the folder has a name. The folder may be on
-    /// the way to a hole: a new name in it changes nothing of the way.
+    /// beneath a write grant, in no hole and not beside one (a bound socket: see
+    /// [`super::unix_sockets`]); otherwise fails with the refusal to name, if the folder has a
+    /// name. The server's Landlock rules say the same (see [`Grants::socket_folders`]): this
+    /// proof names the refusal, and keeps a folder the rules may not know by name.
     pub(super) fn prove_new_entry(&self, folder: &OwnedFd, name: &[u8]) -> Result<PathBuf, Option<Refusal>> {
         use std::os::unix::ffi::OsStrExt as _;
         let named = rustix::fs::readlink(proc_self(folder).as_str(), Vec::new()).map_err(|_| None)?;
@@ -300,6 +305,11 @@ impl Grants {
         let path = folder_path.join(std::ffi::OsStr::from_bytes(name));
         if let Some(hole) = self.holes.iter().find(|h| path.starts_with(h) || h.starts_with(&path)) {
             return Err(Some(Refusal::UnixBind { path, hole: Some(hole.clone()) }));
+        }
+        // A folder on the way to a hole: the program may add nothing new there (its Landlock
+        // rules only list it), and nor may the helper for it.
+        if let Some(hole) = self.holes.iter().find(|h| h.starts_with(folder_path)) {
+            return Err(Some(Refusal::UnixBeside { path, hole: hole.clone() }));
         }
         let id = rustix::fs::fstat(folder).map(|s| (s.st_dev, s.st_ino)).map_err(|_| None)?;
         let mut named_inside_a_grant = false;

@@ -157,6 +157,9 @@ pub enum Refusal {
     /// A Unix socket bound at `path`, which lies in `hole`, or outside every write grant
     /// (`None`).
     UnixBind { path: PathBuf, hole: Option<PathBuf> },
+    /// A Unix socket bound at `path`, in a folder on the way to `hole`, where nothing new may be
+    /// made.
+    UnixBeside { path: PathBuf, hole: PathBuf },
     /// A Unix socket call where the kernel gives no copy of the program's descriptor.
     UnixWithoutCopy,
 }
@@ -425,6 +428,7 @@ impl Notifier {
                     };
                     crate::denials::unix_bind_refused(&path, secret.as_deref())
                 }
+                Refusal::UnixBeside { path, hole } => crate::denials::unix_bind_beside(&path, &hole),
                 Refusal::UnixWithoutCopy => crate::denials::unix_without_copy(),
             })
             .collect();
@@ -568,6 +572,7 @@ mod tests {
             connects: None,
             shm,
             unix: unix_sockets::UnixSockets::new("/nonexistent".into()),
+            socket_folders: Vec::new(),
         };
         let end = channel.into_helper_end().unwrap();
         let appetite = crate::sandbox_file::Appetite::DEFAULT;

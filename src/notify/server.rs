@@ -70,7 +70,7 @@ pub(super) fn run(
     // the whole helper), and every other held call is served as before.
     let mut grants = grants;
     grants.unix.set_own_folder(crate::sys::unshare(libc::CLONE_FS).is_ok());
-    let sockets_beneath: Vec<BorrowedFd<'_>> = grants.write_roots.iter().map(|(_, fd)| fd.as_fd()).collect();
+    let sockets_beneath: Vec<BorrowedFd<'_>> = grants.socket_folders.iter().map(|fd| fd.as_fd()).collect();
     let confined = crate::thread_confinement::confine_held_calls(
         tmp.as_fd(),
         fdinfo.as_ref().map(|f| f.as_fd()),

@@ -178,7 +178,7 @@ fn open_never_blocking(folder: &OwnedFd, name: &[u8], flags: OFlags, mode: Mode)
 }
 
 /// The program's umask, from its `/proc/<tid>/status` as the receiver opened it.
-fn umask(status: &OwnedFd) -> Option<u32> {
+pub(super) fn umask(status: &OwnedFd) -> Option<u32> {
     let text = super::handles::read_small(status).ok()?;
     let text = std::str::from_utf8(&text).ok()?;
     let line = text.lines().find_map(|l| l.strip_prefix("Umask:"))?;

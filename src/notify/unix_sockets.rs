@@ -10,14 +10,15 @@
 //! program's own socket (`pidfd_getfd`), never on the program's word of what it is:
 //!
 //! - `bind(path)`: the folder is opened as the program would reach it (no magic link) and
-//!   proved to lie beneath a write grant (or the call's tmp folder) and in no hole, as a held
-//!   `chmod`'s file is ([`super::metadata`]); the socket is bound there by that folder's
-//!   descriptor (the server's own working folder, then the last name), so a link swapped in
-//!   meanwhile changes nothing. The kernel checks the folder's permissions against the
-//!   program's rights (the server has no capability), and the server's Landlock allows making a
-//!   socket only beneath the write grants. The socket is then recorded: its inode and cookie,
-//!   and its file, held open (`O_PATH`, so its inode is never another's) once the kernel's
-//!   socket diagnostics said the socket is bound to that very file.
+//!   proved to lie beneath a write grant (or the call's tmp folder), in no hole and on the way
+//!   to none, as a held `chmod`'s file is ([`super::metadata`]); the socket is bound there by
+//!   that folder's descriptor (the server's own working folder, then the last name), so a link
+//!   swapped in meanwhile changes nothing, with the program's umask. The kernel checks the
+//!   folder's permissions against the program's rights (the server has no capability), and the
+//!   server's Landlock allows making a socket file only where the program's own rules let it
+//!   write, cut around the same holes ([`super::Grants::socket_folders`]). The socket is then
+//!   recorded: its inode and cookie, and its file, held open (`O_PATH`, so its inode is never
+//!   another's) once the kernel's socket diagnostics said the socket is bound to that very file.
 //! - `bind(abstract name)`: an abstract name lives in the network namespace, which the
 //!   Landlock-only mode shares with the host: bound there, a program could take a name a host
 //!   service binds later (an X display's, a bus's) and take its clients. So the name is the
@@ -38,20 +39,25 @@
 //! - `getsockname` on a socket bound here: the address the program asked for.
 //!
 //! What the program sees differently from a bare run: the peer of a connection it made is the
-//! helper (`SO_PEERCRED`); `getpeername` shows the name the socket was bound by (the last name,
-//! or the tmp file for an abstract one); a client that binds its own name before connecting,
-//! an automatic name (`bind` with the family only) and Unix datagram sockets are refused (each
-//! would reach, or take, what the call does not own); and at most [`MAX_BOUND`] sockets are
-//! bound at once. Where the kernel gives no copy of a descriptor (container runtimes' default
+//! helper (`SO_PEERCRED`), and so is a listener's, for a client of the host's (the kernel takes
+//! it at `listen`, which the helper makes: letting the program's own go on could listen on an
+//! unbound TCP socket put at that number meanwhile); `getpeername` shows the name the socket
+//! was bound by (the last name, or the tmp file for an abstract one); a client that binds its
+//! own name before connecting, an automatic name (`bind` with the family only, or a socket
+//! passing credentials, whose option the filter refuses) and Unix datagram sockets are refused
+//! (each would reach, or take, what the call does not own); a held call the program's thread
+//! gave up (a signal) may still have been made (a bind then answers `EINVAL` when asked again);
+//! and at most [`MAX_BOUND`] sockets are bound at once. Where the kernel gives no copy of a descriptor (container runtimes' default
 //! seccomp profiles refuse `pidfd_getfd`), no Unix socket call is served, and where the server
 //! thread cannot have a working folder of its own (`unshare(CLONE_FS)`, which those profiles
 //! refuse too) none is bound (`EPERM`, named, in both cases).
 //!
 //! Trusted with: which Unix sockets the program reaches: a bug here could connect it to the
-//! person's agent or bus, or bind a socket outside the write grants. What it trusts: the
-//! kernel's copy of the program's descriptor, its socket diagnostics, `/proc/self/fd`, and
-//! [`super::metadata`]'s proof; of the program's, only the call's numbers and an address read
-//! once.
+//! person's agent or bus, or bind a socket outside the write grants. The server's confinement
+//! bounds what a bug could bind (Landlock), not what it could connect to: Landlock on this
+//! kernel does not govern a Unix connect. What it trusts: the kernel's copy of the program's
+//! descriptor, its socket diagnostics, `/proc/self/fd`, and [`super::metadata`]'s proof; of the
+//! program's, only the call's numbers and an address read once.
 
 use std::cell::RefCell;
 use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, OwnedFd};
@@ -74,7 +80,7 @@ const SOCKADDR_UN_LEN: usize = 110;
 /// The folder in the call's tmp folder where the sockets bound by an abstract name are.
 const ABSTRACT_FOLDER: &str = "lnk-abstract-sockets";
 /// How long a blocking program's connect to a listener whose queue is full is tried again.
-const FULL_QUEUE_TRIES: u32 = 50;
+const FULL_QUEUE_TRIES: u32 = 20;
 const FULL_QUEUE_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// The sockets the helper bound for the call, kept by the held calls' server.
@@ -105,7 +111,10 @@ struct Bound {
     /// inode.
     file: OwnedFd,
     id: (u64, u64),
-    /// The address the program asked for, as it gave it (for `getsockname`).
+    /// Where the kernel's socket diagnostics said the socket is bound (its device as the kernel
+    /// keeps it, which on btrfs is not the one `stat` gives; and the file's inode).
+    vfs: (u32, u32),
+    /// The address the program asked for, as the kernel would tell it (for `getsockname`).
     asked: Vec<u8>,
     /// The abstract name it was bound by, if it was.
     abstract_name: Option<Vec<u8>>,
@@ -168,7 +177,13 @@ pub fn perform(
     let copy = match handles.open(What::Copy(fd)) {
         Ok(copy) => copy,
         Err(Errno::BADF) => return Some(Err(Errno::BADF)),
+        // No copy: a connected socket (a socket pair's end) is answered as before, as the
+        // kernel answers it there (see `super::sockets`); any other is refused by name.
         Err(_) => {
+            let state = crate::sock_diag::unix_socket(socket.inode, u64::MAX).ok().flatten().map(|s| s.state);
+            if state == Some(crate::sock_diag::UNIX_CONNECTED) {
+                return None;
+            }
             *refused = Some(Refusal::UnixWithoutCopy);
             return Some(Err(Errno::PERM));
         }
@@ -190,14 +205,16 @@ pub fn perform(
                 named => Ok(named),
             });
             let nonblocking = socket.flags.contains(OFlags::NONBLOCK);
-            target.and_then(|target| connect(unix, handles, &copy, target, !nonblocking, refused)).and_then(
-                |made| {
+            target
+                .and_then(|target| {
+                    connect(unix, (listener, id), handles, &copy, (target, !nonblocking), refused)
+                })
+                .and_then(|made| {
                     rustix::io::ioctl_fionbio(&made, nonblocking)?;
                     let cloexec = socket.flags.contains(OFlags::CLOEXEC);
                     crate::sys::seccomp_notif_put_fd(listener, id, made.as_fd(), fd, cloexec)?;
                     Ok(Reply::Done)
-                },
-            )
+                })
         }
         SocketCall::Name { .. } => Err(Errno::INVAL),
     })
@@ -252,6 +269,11 @@ fn bind(
     if state.bound.len() >= MAX_BOUND {
         return Err(Errno::ADDRINUSE);
     }
+    // What `getsockname` tells: a path up to its NUL, with one; an abstract name as given.
+    let asked = match &parsed {
+        UnixAddress::Path(path) => [&asked[..2], path, &[0]].concat(),
+        _ => asked,
+    };
     let (folder, name, abstract_name) = match parsed {
         // An automatic name would be taken from the host's abstract names.
         UnixAddress::Unnamed => return Err(Errno::PERM),
@@ -260,8 +282,18 @@ fn bind(
                 return Err(Errno::ADDRINUSE);
             }
             let folder = abstract_folder(&unix.tmp, &mut state)?;
-            state.next += 1;
-            (folder, state.next.to_string().into_bytes(), Some(name))
+            // The next name no file has (the program may have made some there).
+            let mut tries = 0;
+            let file = loop {
+                state.next += 1;
+                let file = state.next.to_string();
+                match rustix::fs::statat(&folder, &file, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+                    Err(Errno::NOENT) => break file,
+                    _ if tries < 16 => tries += 1,
+                    _ => return Err(Errno::ADDRINUSE),
+                }
+            };
+            (folder, file.into_bytes(), Some(name))
         }
         UnixAddress::Path(path) => {
             let (folder, name) = split_last(&path)?;
@@ -278,7 +310,11 @@ fn bind(
         }
     };
     // Bound by the folder's descriptor: the server's working folder is its own (see
-    // `super::server`), and the last name has no slash.
+    // `super::server`), and the last name has no slash. The file's mode is as the program's
+    // umask makes it (ssh-agent's `umask(0177)` before `bind`), the server's own umask being
+    // its thread's too; where it cannot be read, the strictest.
+    let mask = handles.open(What::Status).ok().and_then(|status| super::shm::umask(&status)).unwrap_or(0o777);
+    rustix::process::umask(Mode::from_raw_mode(mask & 0o777));
     rustix::process::fchdir(&folder)?;
     let name = std::ffi::OsStr::from_bytes(&name);
     rustix::net::bind(copy, &SocketAddrUnix::new(name).map_err(|_| Errno::NAMETOOLONG)?)?;
@@ -289,10 +325,13 @@ fn bind(
     let file =
         rustix::fs::openat(&folder, name, OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())?;
     let stat = rustix::fs::fstat(&file)?;
+    // By the inode only: the file was found by the name just bound, in the folder bound in,
+    // and the program mounts nothing; the device the kernel keeps is not `stat`'s on btrfs.
     let vfs = crate::sock_diag::unix_socket(inode, cookie)?.and_then(|s| s.vfs);
-    if vfs == Some((crate::sock_diag::kernel_dev(stat.st_dev), stat.st_ino as u32)) {
+    let is_socket = FileType::from_raw_mode(stat.st_mode) == FileType::Socket;
+    if let Some(vfs) = vfs.filter(|v| is_socket && v.1 == stat.st_ino as u32) {
         let id = (stat.st_dev, stat.st_ino);
-        state.bound.push(Bound { inode, cookie, file, id, asked, abstract_name });
+        state.bound.push(Bound { inode, cookie, file, id, vfs, asked, abstract_name });
     }
     Ok(())
 }
@@ -342,17 +381,17 @@ fn abstract_folder(tmp: &std::path::Path, state: &mut State) -> Result<OwnedFd, 
 /// be asked.
 fn alive(bound: &Bound) -> Result<bool, Errno> {
     let vfs = crate::sock_diag::unix_socket(bound.inode, bound.cookie)?.and_then(|s| s.vfs);
-    Ok(vfs == Some((crate::sock_diag::kernel_dev(bound.id.0), bound.id.1 as u32)))
+    Ok(vfs == Some(bound.vfs))
 }
 
 /// Makes a connection for the program's socket (`copy`) to `target`, if it names a socket the
 /// helper bound for the call: a new socket of the copy's type, connected.
 fn connect(
     unix: &UnixSockets,
+    (listener, id): (BorrowedFd<'_>, u64),
     handles: &CallHandles<'_>,
     copy: &OwnedFd,
-    target: UnixAddress,
-    blocking: bool,
+    (target, blocking): (UnixAddress, bool),
     refused: &mut Option<Refusal>,
 ) -> Result<OwnedFd, Errno> {
     // The kernel's answers for a socket that is listening or connected already.
@@ -412,7 +451,12 @@ fn connect(
     loop {
         match rustix::net::connect(&made, &through) {
             Ok(()) => return Ok(made),
-            Err(Errno::AGAIN) if blocking && tries < FULL_QUEUE_TRIES => {
+            // Tried again while the program's thread still waits for it.
+            Err(Errno::AGAIN)
+                if blocking
+                    && tries < FULL_QUEUE_TRIES
+                    && crate::sys::seccomp_notif_id_valid(listener, id) =>
+            {
                 tries += 1;
                 std::thread::sleep(FULL_QUEUE_PAUSE);
             }

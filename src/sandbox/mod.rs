@@ -86,8 +86,8 @@ use refusal::{refuse_unless_normal, refuse_write_grants_over};
 use request::PINNED_ABI;
 pub use request::{Refusal, SandboxRequest, StartFolder};
 use rules::{
-    DEVICES, Kind, PROC_READ, add, add_around, borrowed, grant_system, program_home, read_rights,
-    write_rights,
+    DEVICES, Kind, PROC_READ, add, add_around, add_around_keeping, borrowed, grant_system, program_home,
+    read_rights, write_rights,
 };
 use serve_plan::{network_door, notify_plan};
 use world::World;
@@ -324,7 +324,7 @@ impl Sandbox {
         // Without the own world, the program's metadata calls are held for the helper, which
         // performs them beneath the write grants (see `crate::notify`). The file tool's own code
         // needs none held.
-        let notify = match (&world, req.flags.tool) {
+        let mut notify = match (&world, req.flags.tool) {
             (None, Tool::Run) => Some(notify_plan(req, &write_roots, holes, &found.kept, door.as_ref())?),
             _ => None,
         };
@@ -354,13 +354,20 @@ impl Sandbox {
         for (path, fd) in read_roots {
             ruleset = add_around(ruleset, &path, fd, (&cut, &[]), &aliases, read_grant_rights)?;
         }
+        // Where the held calls' server may bind the program's Unix sockets (the Landlock-only
+        // mode): exactly what the program may write, cut around the same holes.
+        let mut socket_folders = notify.is_some().then(Vec::new);
         for (path, fd) in write_roots {
             let rights = match (path == req.private_tmp, any_program) {
                 (true, _) => tmp_rights,
                 (false, true) => write_rights() | AccessFs::Execute,
                 (false, false) => write_rights(),
             };
-            ruleset = add_around(ruleset, &path, fd, (&cut, kept), &aliases, rights)?;
+            let whole = socket_folders.as_mut();
+            ruleset = add_around_keeping(ruleset, &path, fd, (&cut, kept), &aliases, rights, whole)?;
+        }
+        if let (Some((_, plan)), Some(folders)) = (notify.as_mut(), socket_folders) {
+            plan.grants.socket_folders = folders;
         }
 
         // Without the own world, Landlock allows a connect to the asked ports only (the proxy's

@@ -63,13 +63,34 @@ pub(super) fn write_rights() -> BitFlags<AccessFs> {
 /// hole is found through (a bind mount of the home) is refused: granted whole, it would hold the
 /// hole.
 pub(super) fn add_around(
+    ruleset: RulesetCreated,
+    path: &Path,
+    fd: OwnedFd,
+    holes_and_kept: (&[PathBuf], &[PathBuf]),
+    aliases: &HashSet<(u64, u64)>,
+    rights: BitFlags<AccessFs>,
+) -> Result<RulesetCreated, Refusal> {
+    add_around_keeping(ruleset, path, fd, holes_and_kept, aliases, rights, None)
+}
+
+/// [`add_around`], keeping in `whole` a copy of each descriptor granted whole (the folders the
+/// Landlock-only mode's helper may bind the program's sockets in: see
+/// [`crate::notify::unix_sockets`]; a folder only listed, on the way to a hole, is not one).
+pub(super) fn add_around_keeping(
     mut ruleset: RulesetCreated,
     path: &Path,
     fd: OwnedFd,
     (holes, kept): (&[PathBuf], &[PathBuf]),
     aliases: &HashSet<(u64, u64)>,
     rights: BitFlags<AccessFs>,
+    mut whole: Option<&mut Vec<OwnedFd>>,
 ) -> Result<RulesetCreated, Refusal> {
+    let mut keep = |fd: &OwnedFd| -> Result<(), Refusal> {
+        if let Some(whole) = whole.as_mut() {
+            whole.push(fd.try_clone().map_err(|e| Refusal::kernel(e.to_string()))?);
+        }
+        Ok(())
+    };
     let inside: Vec<PathBuf> = holes.iter().filter(|h| h.starts_with(path)).cloned().collect();
     let kept: Vec<PathBuf> = kept.iter().filter(|k| k.starts_with(path) && *k != path).cloned().collect();
     if inside.is_empty() && kept.is_empty() {
@@ -82,13 +103,17 @@ pub(super) fn add_around(
                 path.display()
             )));
         }
+        keep(&fd)?;
         return add(ruleset, fd, rights, Kind::Folder);
     }
     let cut = grants::Cut { secrets: &inside, listed: &[], aliases, kept: &kept };
     let parts = grants::open_around(path, fd, cut).map_err(|e| Refusal::kernel(e.to_string()))?;
     for (fd, part) in parts {
         ruleset = match part {
-            grants::Part::Whole(kind) => add(ruleset, fd, rights, kind)?,
+            grants::Part::Whole(kind) => {
+                keep(&fd)?;
+                add(ruleset, fd, rights, kind)?
+            }
             grants::Part::Listing => add(ruleset, fd, AccessFs::ReadDir.into(), Kind::Folder)?,
         };
     }

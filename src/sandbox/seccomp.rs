@@ -93,6 +93,8 @@ const CLONE_NAMESPACE_FLAGS: [u32; 7] = [
 ];
 
 const SYS_OPEN_TREE_ATTR: libc::c_long = 467;
+/// `SO_PASSPIDFD` (Linux 6.5), which libc may not name.
+const SO_PASSPIDFD: u32 = 76;
 const SYS_FILE_SETATTR: libc::c_long = 469;
 
 /// `O_NOCTTY`: an open with it may be `posix_openpt`'s, held where the call's terminals are the
@@ -534,6 +536,18 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
             for nr in [libc::SYS_connect, libc::SYS_bind, libc::SYS_listen, libc::SYS_getsockname] {
                 p.set(nr, Entry::Always(Answer::Notify));
             }
+            // A Unix socket that passes credentials (`SO_PASSCRED`, `SO_PASSPIDFD`) is given an
+            // automatic abstract name by the kernel when it connects or sends: a name of the
+            // host's (found in review). No TCP socket needs either.
+            let passes = |option: u32| vec![Check::eq(1, libc::SOL_SOCKET as u32), Check::eq(2, option)];
+            p.set(
+                libc::SYS_setsockopt,
+                Entry::when(
+                    vec![passes(libc::SO_PASSCRED as u32), passes(SO_PASSPIDFD)],
+                    Answer::Errno(libc::EPERM as u16),
+                    Answer::Allow,
+                ),
+            );
         }
     }
     p

@@ -64,6 +64,8 @@ pub(super) fn notify_plan(
         connects: Some(connects),
         shm,
         unix: crate::notify::unix_sockets::UnixSockets::new(private_tmp.to_owned()),
+        // Set once the grants' rules are cut (see `super::Sandbox`'s rules).
+        socket_folders: Vec::new(),
     };
     let appetite = req.flags.appetite;
     Ok((channel, crate::notify::Plan { grants, tmp: private_tmp.to_owned(), never_granted, appetite }))
