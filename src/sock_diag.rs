@@ -14,6 +14,8 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
+use std::os::fd::AsFd as _;
+
 use rustix::io::Errno;
 use rustix::net::{AddressFamily, SocketFlags, SocketType};
 
@@ -91,14 +93,68 @@ const UNIX_MESSAGE: usize = 16;
 /// network namespace of the thread that asks: `None` when no such socket lives (it was closed;
 /// or its inode is another socket's now, which the cookie tells apart).
 pub fn unix_socket(inode: u64, cookie: u64) -> Result<Option<UnixSocket>, Errno> {
-    let inode = u32::try_from(inode).map_err(|_| Errno::INVAL)?;
-    let socket = rustix::net::socket_with(
+    unix_socket_in(diagnostics_socket()?.as_fd(), inode, cookie)
+}
+
+/// A socket diagnostics socket, of the network namespace of the thread that makes it.
+pub fn diagnostics_socket() -> Result<std::os::fd::OwnedFd, Errno> {
+    rustix::net::socket_with(
         AddressFamily::NETLINK,
         SocketType::DGRAM,
         SocketFlags::CLOEXEC,
         Some(rustix::net::netlink::SOCK_DIAG),
-    )?;
-    // `struct unix_diag_req`: family, protocol, pad, states, inode, what to show, cookie.
+    )
+}
+
+/// [`unix_socket`], asked of `diag`'s network namespace (the own world's: see
+/// [`crate::notify::world_connects`]): `None` for a socket of another namespace too.
+pub fn unix_socket_in(
+    diag: std::os::fd::BorrowedFd<'_>,
+    inode: u64,
+    cookie: u64,
+) -> Result<Option<UnixSocket>, Errno> {
+    let inode = u32::try_from(inode).map_err(|_| Errno::INVAL)?;
+    rustix::net::send(diag, &unix_request(inode, cookie, false), rustix::net::SendFlags::empty())?;
+    let mut buffer = vec![0u8; 4096];
+    let (n, _) = rustix::net::recv(diag, &mut buffer[..], rustix::net::RecvFlags::empty())?;
+    parse_unix_reply(&buffer[..n], inode)
+}
+
+/// Whether a Unix socket of `diag`'s network namespace is bound to the file `vfs` (its device
+/// as the kernel keeps it, and its inode's low 32 bits: see [`UnixSocket::vfs`]).
+pub fn unix_bound_at(diag: std::os::fd::BorrowedFd<'_>, vfs: (u32, u32)) -> Result<bool, Errno> {
+    rustix::net::send(diag, &unix_request(0, u64::MAX, true), rustix::net::SendFlags::empty())?;
+    let mut buffer = vec![0u8; 32 * 1024];
+    let mut found = false;
+    loop {
+        let (n, _) = rustix::net::recv(diag, &mut buffer[..], rustix::net::RecvFlags::empty())?;
+        let mut bytes = &buffer[..n];
+        while !bytes.is_empty() {
+            let len = bytes.get(..4).map_or(0, |l| u32::from_ne_bytes([l[0], l[1], l[2], l[3]]) as usize);
+            if len < NLMSG_HEADER || len > bytes.len() {
+                return Err(Errno::PROTO);
+            }
+            match u16::from_ne_bytes([bytes[4], bytes[5]]) {
+                NLMSG_DONE => return Ok(found),
+                NLMSG_ERROR => return Err(Errno::PROTO),
+                SOCK_DIAG_BY_FAMILY => {
+                    let inode = bytes
+                        .get(NLMSG_HEADER + 4..NLMSG_HEADER + 8)
+                        .map_or(0, |i| u32::from_ne_bytes([i[0], i[1], i[2], i[3]]));
+                    let one = parse_unix_reply(&bytes[..len], inode)?;
+                    found |= one.is_some_and(|s| s.vfs == Some(vfs));
+                }
+                _ => {}
+            }
+            bytes = bytes.get(len.next_multiple_of(4)..).unwrap_or_default();
+        }
+    }
+}
+
+/// A `struct unix_diag_req` in its netlink message: for the socket `inode` (with `cookie`),
+/// or with `dump`, for every socket in every state; showing where each is bound.
+fn unix_request(inode: u32, cookie: u64, dump: bool) -> Vec<u8> {
+    // family, protocol, pad, states, inode, what to show, cookie.
     let mut body = Vec::with_capacity(24);
     body.push(libc::AF_UNIX as u8);
     body.extend_from_slice(&[0, 0, 0]);
@@ -107,17 +163,15 @@ pub fn unix_socket(inode: u64, cookie: u64) -> Result<Option<UnixSocket>, Errno>
     body.extend_from_slice(&UDIAG_SHOW_VFS.to_ne_bytes());
     body.extend_from_slice(&(cookie as u32).to_ne_bytes());
     body.extend_from_slice(&((cookie >> 32) as u32).to_ne_bytes());
+    let flags = if dump { NLM_F_REQUEST | NLM_F_DUMP } else { NLM_F_REQUEST };
     let mut message = Vec::with_capacity(NLMSG_HEADER + body.len());
     message.extend_from_slice(&((NLMSG_HEADER + body.len()) as u32).to_ne_bytes());
     message.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
-    message.extend_from_slice(&NLM_F_REQUEST.to_ne_bytes());
+    message.extend_from_slice(&flags.to_ne_bytes());
     message.extend_from_slice(&1u32.to_ne_bytes());
     message.extend_from_slice(&0u32.to_ne_bytes());
     message.extend_from_slice(&body);
-    rustix::net::send(&socket, &message, rustix::net::SendFlags::empty())?;
-    let mut buffer = vec![0u8; 4096];
-    let (n, _) = rustix::net::recv(&socket, &mut buffer[..], rustix::net::RecvFlags::empty())?;
-    parse_unix_reply(&buffer[..n], inode)
+    message
 }
 
 /// Reads the answer to [`unix_socket`]'s request: one message of the socket (then `Some`), or
@@ -307,8 +361,14 @@ mod tests {
         assert_eq!((seen.vfs, seen.state), (None, UNIX_CONNECTED));
         // Any cookie: the socket of that inode, whichever it is.
         assert!(unix_socket(inode(&pair), u64::MAX).unwrap().is_some());
+        let diag = diagnostics_socket().unwrap();
+        let vfs = (kernel_dev(stat.st_dev), stat.st_ino as u32);
+        assert!(unix_bound_at(diag.as_fd(), vfs).unwrap(), "found among all");
+        assert!(!unix_bound_at(diag.as_fd(), (vfs.0, vfs.1 ^ 1)).unwrap(), "no other file");
+        assert!(unix_socket_in(diag.as_fd(), inode(&listener), cookie).unwrap().is_some());
         let gone = inode(&listener);
         drop(listener);
+        assert!(!unix_bound_at(diag.as_fd(), vfs).unwrap(), "a closed socket is bound nowhere");
         assert_eq!(unix_socket(gone, cookie).unwrap(), None, "a closed socket is not found");
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -90,15 +90,24 @@ pub fn confine_held_calls(
     fdinfo: Option<std::os::fd::BorrowedFd<'_>>,
     ptmx: Option<std::os::fd::BorrowedFd<'_>>,
     sockets_beneath: &[std::os::fd::BorrowedFd<'_>],
+    own_world: bool,
 ) -> Result<(), String> {
     use landlock::{PathBeneath, RulesetCreatedAttr};
+    // In the own world it connects copies of the program's sockets, to the world's abstract
+    // names too, which the abstract scope would refuse (they are the program's domain's, not
+    // its own); there it makes no socket of its own (see `held_calls_policy`), so it reaches
+    // no abstract name of the host's.
+    let scopes = match own_world {
+        true => Scope::Signal.into(),
+        false => Scope::from_all(ABI_PINNED),
+    };
     let none = rustix::thread::CapabilitySet::empty();
     let sets = rustix::thread::CapabilitySets { effective: none, permitted: none, inheritable: none };
     rustix::thread::set_capabilities(None, sets).map_err(|e| format!("dropping capabilities: {e}"))?;
     let status = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(ABI_PINNED))
-        .and_then(|r| r.scope(Scope::from_all(ABI_PINNED)))
+        .and_then(|r| r.scope(scopes))
         .and_then(|r| r.create())
         .and_then(|r| r.add_rule(PathBeneath::new(tmp, AccessFs::from_all(ABI_PINNED))))
         .and_then(|r| match fdinfo {
@@ -126,7 +135,7 @@ pub fn confine_held_calls(
     if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {
         return Err("Landlock for the thread: not fully enforced".to_owned());
     }
-    let filter = held_calls_policy().compile();
+    let filter = held_calls_policy(own_world).compile();
     crate::sys::install_seccomp_filter(&filter).map_err(|e| format!("seccomp for the thread: {e}"))
 }
 
@@ -140,8 +149,9 @@ const HELD_CALLS_IOCTLS: [u32; 5] = [
     0x8004_5430, // TIOCGPTN
 ];
 
-/// What the held calls' server may call; everything else answers `EPERM`.
-pub fn held_calls_policy() -> Policy {
+/// What the held calls' server may call; everything else answers `EPERM`. In the own world it
+/// makes no socket (it acts on the program's, and on the world's socket diagnostics).
+pub fn held_calls_policy(own_world: bool) -> Policy {
     let eperm = Answer::Errno(libc::EPERM as u16);
     let mut policy = Policy::allowing_only(eperm);
     let mut allowed = common_calls();
@@ -191,9 +201,9 @@ pub fn held_calls_policy() -> Policy {
         policy.set(nr, Entry::Always(Answer::Allow));
     }
     let family = |f: i32| vec![Check::eq(0, f as u32)];
-    policy.set(
-        libc::SYS_socket,
-        Entry::when(
+    let families = match own_world {
+        true => Entry::Always(eperm),
+        false => Entry::when(
             vec![
                 family(libc::AF_INET),
                 family(libc::AF_INET6),
@@ -203,7 +213,8 @@ pub fn held_calls_policy() -> Policy {
             Answer::Allow,
             eperm,
         ),
-    );
+    };
+    policy.set(libc::SYS_socket, families);
     policy.set(libc::SYS_clone3, Entry::Always(Answer::Errno(libc::ENOSYS as u16)));
     let ioctls = HELD_CALLS_IOCTLS.iter().map(|request| vec![Check::eq(1, *request)]).collect();
     policy.set(libc::SYS_ioctl, Entry::when(ioctls, Answer::Allow, eperm));

@@ -38,6 +38,8 @@ pub enum What {
     WritableMemory,
     /// Its working folder (`O_PATH`).
     Cwd,
+    /// Its root folder (`O_PATH`): the own world's, where it has one.
+    Root,
     /// Its descriptor N (`O_PATH`, through `/proc/<tid>/fd/N`).
     Fd(i32),
     /// What the kernel says of its descriptor N (`/proc/<tid>/fdinfo/N`).
@@ -176,6 +178,7 @@ fn open_unchecked(tid: u32, what: What) -> Result<OwnedFd, Errno> {
             rustix::fs::open(format!("/proc/{tid}/mem"), OFlags::RDWR | OFlags::CLOEXEC, Mode::empty())
         }
         What::Cwd => rustix::fs::open(format!("/proc/{tid}/cwd"), path_flags, Mode::empty()),
+        What::Root => rustix::fs::open(format!("/proc/{tid}/root"), path_flags, Mode::empty()),
         What::Fd(fd) => {
             rustix::fs::open(format!("/proc/{tid}/fd/{}", fd_number(fd)?), path_flags, Mode::empty())
                 .map_err(no_such_descriptor)
@@ -187,6 +190,17 @@ fn open_unchecked(tid: u32, what: What) -> Result<OwnedFd, Errno> {
         What::Status => rustix::fs::open(format!("/proc/{tid}/status"), read, Mode::empty()),
         What::Copy(fd) => copy_of(tid, fd_number(fd)?),
     }
+}
+
+/// Whether the kernel gives lnk copies of a process's descriptors (`pidfd_getfd`), asked of
+/// lnk's own process: container runtimes' default seccomp profiles refuse it.
+pub fn copies_available() -> bool {
+    use rustix::process::{PidfdFlags, PidfdGetfdFlags};
+    let Ok(me) = rustix::process::pidfd_open(rustix::process::getpid(), PidfdFlags::empty()) else {
+        return false;
+    };
+    let number = std::os::fd::AsRawFd::as_raw_fd(&me);
+    rustix::process::pidfd_getfd(me.as_fd(), number, PidfdGetfdFlags::empty()).is_ok()
 }
 
 /// A copy of thread `tid`'s descriptor `fd` (`pidfd_getfd`): `EPERM` where the kernel or a

@@ -62,6 +62,9 @@ pub struct Grants {
     /// folder, cut around their holes as its Landlock rules are): where the server may make a
     /// socket file, and nowhere else.
     pub socket_folders: Vec<OwnedFd>,
+    /// In the own world: a socket diagnostics socket of its network namespace, which the
+    /// program's process made (see [`super::world_connects`]); `None` in the Landlock-only mode.
+    pub world_diag: Option<OwnedFd>,
 }
 
 /// Performs `request` for the held call whose handles are `handles` and memory `memory`. The
@@ -164,6 +167,26 @@ pub(super) fn open_target(
 /// `follow`), never a magic link of lnk's own.
 pub(super) fn open_path(handles: &CallHandles<'_>, path: &[u8], follow: bool) -> Result<OwnedFd, Errno> {
     open_path_from(handles, AT_FDCWD, path, follow, false)
+}
+
+/// [`open_path`] in the program's own world: an absolute path from the world's root (never
+/// above it), found through the thread's `/proc/<tid>/root`.
+pub(super) fn open_path_in_world(handles: &CallHandles<'_>, path: &[u8]) -> Result<OwnedFd, Errno> {
+    if path.starts_with(b"/") && own_descriptor_path(path).is_none() {
+        use std::os::unix::ffi::OsStrExt as _;
+        let root = handles.open(What::Root)?;
+        let inside = &path[path.iter().take_while(|b| **b == b'/').count()..];
+        let inside = if inside.is_empty() { &b"."[..] } else { inside };
+        let how = ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS;
+        let flags = OFlags::PATH | OFlags::CLOEXEC;
+        return loop {
+            match rustix::fs::openat2(&root, std::ffi::OsStr::from_bytes(inside), flags, Mode::empty(), how) {
+                Err(Errno::AGAIN) => continue,
+                other => break other,
+            }
+        };
+    }
+    open_path_from(handles, AT_FDCWD, path, true, false)
 }
 
 /// [`open_path`] from the program's descriptor `dirfd` (or its working folder, `AT_FDCWD`); an

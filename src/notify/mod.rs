@@ -59,6 +59,7 @@ pub mod shm;
 pub mod sockets;
 pub mod terminal;
 pub mod unix_sockets;
+pub mod world_connects;
 
 use std::io::IoSliceMut;
 use std::mem::MaybeUninit;
@@ -88,14 +89,20 @@ impl Channel {
         Ok(Channel { child_end: Some(child_end), helper_end: Some(helper_end) })
     }
 
-    /// In the program's process, right after the filter is installed: hands the listener over.
-    /// The caller then drops `listener`, before `execve`.
-    pub fn send_listener(&self, listener: &OwnedFd) -> Result<(), &'static str> {
+    /// In the program's process, right after the filter is installed: hands the listener over,
+    /// and in the own world a socket diagnostics socket of its network namespace (see
+    /// [`world_connects`]). The caller then drops both, before `execve`.
+    pub fn send_listener(
+        &self,
+        listener: &OwnedFd,
+        world_diag: Option<&OwnedFd>,
+    ) -> Result<(), &'static str> {
         let end = self.child_end.as_ref().ok_or("the notification channel was closed")?;
-        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
         let mut control = SendAncillaryBuffer::new(&mut space);
-        let fds = [listener.as_fd()];
-        if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
+        let both = [listener.as_fd(), world_diag.map_or(listener.as_fd(), |d| d.as_fd())];
+        let fds = if world_diag.is_some() { &both[..] } else { &both[..1] };
+        if !control.push(SendAncillaryMessage::ScmRights(fds)) {
             return Err("cannot pass the notification listener");
         }
         rustix::net::sendmsg(end, &[std::io::IoSlice::new(b"N")], &mut control, SendFlags::empty())
@@ -123,6 +130,9 @@ pub struct Plan {
     /// The call's share of the person's processes and inotify counters, which the receiver
     /// holds it to (see [`counts`]).
     pub appetite: crate::sandbox_file::Appetite,
+    /// Whether the call has its own world, whose pid namespace bounds its processes (then only
+    /// its connects are held: see [`world_connects`]).
+    pub own_world: bool,
 }
 
 /// A refusal the server met that the report names, made into a denial by the helper's main
@@ -301,13 +311,14 @@ impl Held {
 impl Notifier {
     /// `plan`: what the held calls need; `helper_end`: the channel the listener comes on.
     pub fn new(plan: Plan, helper_end: OwnedFd) -> Notifier {
-        let Plan { grants, tmp, never_granted, appetite } = plan;
+        let Plan { grants, tmp, never_granted, appetite, own_world } = plan;
         Notifier {
             loopback: grants.connects.clone(),
             plan: Some((grants, tmp, appetite)),
             never_granted,
             appetite,
-            tasks: rustix::process::geteuid().is_root().then(|| counts::TaskWatch::new(appetite.processes)),
+            tasks: (rustix::process::geteuid().is_root() && !own_world)
+                .then(|| counts::TaskWatch::new(appetite.processes)),
             state: State::Waiting(helper_end),
             shared: Arc::new(Shared {
                 found: Mutex::new(Found::default()),
@@ -331,7 +342,12 @@ impl Notifier {
     pub fn ready(&mut self, hung_up: bool) {
         self.state = match std::mem::replace(&mut self.state, State::Done) {
             State::Waiting(end) => match receive_listener(&end) {
-                Some(listener) => State::Listening(listener),
+                Some((listener, world_diag)) => {
+                    if let Some((grants, ..)) = self.plan.as_mut() {
+                        grants.world_diag = world_diag;
+                    }
+                    State::Listening(listener)
+                }
                 None => State::Done,
             },
             State::Listening(_) if hung_up => State::Done,
@@ -494,8 +510,8 @@ fn raise_descriptor_limit() {
 }
 
 /// Receives the listener, or `None` when the program's process ended without sending it.
-fn receive_listener(end: &OwnedFd) -> Option<OwnedFd> {
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+fn receive_listener(end: &OwnedFd) -> Option<(OwnedFd, Option<OwnedFd>)> {
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
     let mut byte = [0u8; 1];
     let received =
@@ -505,7 +521,7 @@ fn receive_listener(end: &OwnedFd) -> Option<OwnedFd> {
         return None;
     }
     control.drain().find_map(|message| match message {
-        RecvAncillaryMessage::ScmRights(mut fds) => fds.next(),
+        RecvAncillaryMessage::ScmRights(mut fds) => fds.next().map(|listener| (listener, fds.next())),
         _ => None,
     })
 }
@@ -522,6 +538,9 @@ pub enum Reply {
     Sent,
     /// Done for the program: the call returns this (an inotify watch's number).
     Value(i64),
+    /// Under way: answered when it is done (a connect the program waits for, see
+    /// [`world_connects`]).
+    Later(world_connects::Pending),
 }
 
 #[cfg(test)]
@@ -550,7 +569,7 @@ mod tests {
         if pid == 0 {
             let sent = crate::sys::install_seccomp_filter_with_listener(&filter)
                 .ok()
-                .is_some_and(|listener| channel.send_listener(&listener).is_ok());
+                .is_some_and(|listener| channel.send_listener(&listener, None).is_ok());
             // SAFETY: ends the child at once.
             unsafe { libc::_exit(i32::from(!sent)) };
         }
@@ -573,10 +592,11 @@ mod tests {
             shm,
             unix: unix_sockets::UnixSockets::new("/nonexistent".into()),
             socket_folders: Vec::new(),
+            world_diag: None,
         };
         let end = channel.into_helper_end().unwrap();
         let appetite = crate::sandbox_file::Appetite::DEFAULT;
-        let plan = Plan { grants, tmp: "/nonexistent".into(), never_granted, appetite };
+        let plan = Plan { grants, tmp: "/nonexistent".into(), never_granted, appetite, own_world: false };
         let mut notifier = Notifier::new(plan, end);
         // SAFETY: waits for the child just forked.
         let mut status = 0;

@@ -35,7 +35,8 @@ use rustix::io::Errno;
 use super::handles::{CallHandles, Opener};
 use super::inotify::{self, Inotify};
 use super::receiver::Job;
-use super::request::{self, Call, Counted, ShmCall};
+use super::request::{self, Call, Counted, ShmCall, SocketCall};
+use super::world_connects::Pending;
 use super::{Grants, Refusal, Reply, Shared};
 
 /// Runs until the receiver is gone. `tmp` is the call's tmp folder (`O_PATH`), the one place
@@ -76,6 +77,7 @@ pub(super) fn run(
         fdinfo.as_ref().map(|f| f.as_fd()),
         ptmx.as_ref().map(|p| p.as_fd()),
         &sockets_beneath,
+        grants.world_diag.is_some(),
     );
     drop(sockets_beneath);
     drop(ptmx);
@@ -97,26 +99,63 @@ pub(super) fn run(
             std::fs::File::open("/etc/passwd").map_or_else(|e| e.to_string(), |_| "opened".to_owned());
         eprintln!("lnk: fault point: the held calls' server opening /etc/passwd: {opened}");
     }
-    for job in jobs.iter() {
-        let id = job.held.id;
-        let mut refused = None;
-        let handles = CallHandles::new(&opener, id);
-        let fdinfo = fdinfo.as_ref().map(|f| f.as_fd());
-        let serving = Serving { grants: &grants, pairs: &shared.pairs, fdinfo, handles: &handles };
-        let answer = perform(listener.as_fd(), &serving, inotify.as_mut(), &job, &mut refused);
-        if let Some(refusal) = refused {
-            shared.refused(refusal);
-        }
-        // ENOENT: the program (or the thread) is gone; nothing waits for this answer.
-        let _ = match answer {
-            Ok(Reply::Done) => crate::sys::seccomp_notif_send(listener.as_fd(), id, 0, 0),
-            Ok(Reply::Value(value)) => crate::sys::seccomp_notif_send(listener.as_fd(), id, value, 0),
-            Ok(Reply::Continue) => crate::sys::seccomp_notif_continue(listener.as_fd(), id),
-            Ok(Reply::Sent) => Ok(()),
-            Err(e) => crate::sys::seccomp_notif_send(listener.as_fd(), id, 0, -e.raw_os_error()),
+    // Connects the program waits for, answered when done (see `super::world_connects`); while
+    // there are any, the server looks at them between calls, every millisecond.
+    let mut pending: Vec<Pending> = Vec::new();
+    loop {
+        let job = match pending.is_empty() {
+            true => jobs.recv().ok(),
+            false => match jobs.recv_timeout(std::time::Duration::from_millis(1)) {
+                Ok(job) => Some(job),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            },
         };
-        opener.done(id);
+        if let Some(job) = job {
+            let id = job.held.id;
+            let mut refused = None;
+            let handles = CallHandles::new(&opener, id);
+            let fdinfo = fdinfo.as_ref().map(|f| f.as_fd());
+            let serving = Serving { grants: &grants, pairs: &shared.pairs, fdinfo, handles: &handles };
+            let answer = perform(listener.as_fd(), &serving, inotify.as_mut(), &job, &mut refused);
+            if let Some(refusal) = refused {
+                shared.refused(refusal);
+            }
+            match answer {
+                Ok(Reply::Later(waiting)) => pending.push(waiting),
+                answer => {
+                    answer_with(listener.as_fd(), id, answer);
+                    opener.done(id);
+                }
+            }
+        } else if pending.is_empty() {
+            break;
+        }
+        // A connect is answered when done; one whose thread gave up waiting (a signal, its end)
+        // is forgotten, as the kernel would carry it on.
+        pending.retain(|waiting| {
+            let done = match crate::sys::seccomp_notif_id_valid(listener.as_fd(), waiting.id) {
+                true => waiting.done(),
+                false => Some(Err(Errno::INTR)),
+            };
+            let Some(done) = done else { return true };
+            answer_with(listener.as_fd(), waiting.id, done.map(|()| Reply::Done));
+            opener.done(waiting.id);
+            false
+        });
     }
+}
+
+/// Answers the held call `id` as `answer` says. `ENOENT` from the kernel: the program (or the
+/// thread) is gone, and nothing waits for the answer.
+fn answer_with(listener: BorrowedFd<'_>, id: u64, answer: Result<Reply, Errno>) {
+    let _ = match answer {
+        Ok(Reply::Done) => crate::sys::seccomp_notif_send(listener, id, 0, 0),
+        Ok(Reply::Value(value)) => crate::sys::seccomp_notif_send(listener, id, value, 0),
+        Ok(Reply::Continue) => crate::sys::seccomp_notif_continue(listener, id),
+        Ok(Reply::Sent) | Ok(Reply::Later(_)) => Ok(()),
+        Err(e) => crate::sys::seccomp_notif_send(listener, id, 0, -e.raw_os_error()),
+    };
 }
 
 /// What the server serves a call with: where the held calls may act, the call's terminals, and
@@ -173,6 +212,10 @@ fn perform(
         }
         Call::Metadata(request) => {
             super::metadata::perform(grants, handles, memory()?, &request, refused).map(|()| Reply::Done)
+        }
+        // The own world holds its connects only (see `super::world_connects`).
+        Call::Socket(SocketCall::Connect(address)) if grants.world_diag.is_some() => {
+            super::world_connects::connect(grants, handles, memory()?, held.id, address, refused)
         }
         Call::Socket(call) => {
             // A socket is held only with the call's loopback; without one, none could be made.

@@ -122,7 +122,7 @@ struct Bound {
 
 /// A Unix address, as the kernel reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum UnixAddress {
+pub(super) enum UnixAddress {
     /// A path (up to its first NUL).
     Path(Vec<u8>),
     /// An abstract name: every byte after the family, the leading NUL included.
@@ -234,7 +234,10 @@ fn read_address(memory: &Memory, address: u64, len: i32) -> Result<(Vec<u8>, Uni
 
 /// What a Unix address of these bytes names, as the kernel reads it: `EINVAL` for another
 /// family.
-fn parse_address(raw: &[u8]) -> Result<UnixAddress, Errno> {
+pub(super) fn parse_address(raw: &[u8]) -> Result<UnixAddress, Errno> {
+    if raw.len() < 2 {
+        return Err(Errno::INVAL);
+    }
     let family = u16::from_ne_bytes([raw[0], raw[1]]);
     if i32::from(family) != libc::AF_UNIX {
         return Err(Errno::INVAL);

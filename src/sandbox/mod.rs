@@ -269,10 +269,19 @@ impl Sandbox {
         // call's /tmp, and so beneath this rule too (their own mounts still make read grants
         // read-only), and there is no Unix socket to bind in the sandbox anyway.
         let mut tmp_rights = write_rights();
-        if !own_world {
-            // Sockets only in the call's tmp (where nothing outlives the call).
+        // Where a connect reaches only the call's own sockets (the held connects: see
+        // `crate::notify::unix_sockets` and `crate::notify::world_connects`), a socket bound
+        // by the program is the call's. The Landlock-only mode's are bound by the helper, in the
+        // call's tmp by the program's own right and beneath the write grants by the helper's.
+        let world_sockets =
+            own_world && req.flags.tool == Tool::Run && crate::notify::handles::copies_available();
+        if !own_world || world_sockets {
             tmp_rights |= AccessFs::MakeSock;
         }
+        let grant_rights = match world_sockets {
+            true => write_rights() | AccessFs::MakeSock,
+            false => write_rights(),
+        };
         // Under `commands = ["*"]`, "any program" includes the ones the agent builds or installs
         // beneath its write grants (`./run.sh`, `gcc a.c && ./a.out`, `venv/bin/python`).
         if any_program {
@@ -326,6 +335,9 @@ impl Sandbox {
         // needs none held.
         let mut notify = match (&world, req.flags.tool) {
             (None, Tool::Run) => Some(notify_plan(req, &write_roots, holes, &found.kept, door.as_ref())?),
+            // The own world holds every connect, to serve the program's Unix sockets (see
+            // `crate::notify::world_connects`), where the kernel gives copies of its descriptors.
+            (Some(_), Tool::Run) if world_sockets => Some(serve_plan::world_notify_plan(req)?),
             _ => None,
         };
         // Every grant is cut around the holes in it, in both modes: Landlock's rules belong to
@@ -356,12 +368,12 @@ impl Sandbox {
         }
         // Where the held calls' server may bind the program's Unix sockets (the Landlock-only
         // mode): exactly what the program may write, cut around the same holes.
-        let mut socket_folders = notify.is_some().then(Vec::new);
+        let mut socket_folders = (notify.is_some() && !own_world).then(Vec::new);
         for (path, fd) in write_roots {
             let rights = match (path == req.private_tmp, any_program) {
                 (true, _) => tmp_rights,
-                (false, true) => write_rights() | AccessFs::Execute,
-                (false, false) => write_rights(),
+                (false, true) => grant_rights | AccessFs::Execute,
+                (false, false) => grant_rights,
             };
             let whole = socket_folders.as_mut();
             ruleset = add_around_keeping(ruleset, &path, fd, (&cut, kept), &aliases, rights, whole)?;
@@ -385,7 +397,8 @@ impl Sandbox {
             // TCP and UDP in a network namespace of the call's own (loopback, and the door);
             // without one, TCP sockets whose connects the helper makes, with [internet] only.
             network: match (&door, own_world && req.flags.tool == Tool::Run, &notify) {
-                (_, true, _) => seccomp::Network::Namespace,
+                (_, true, Some(_)) => seccomp::Network::NamespaceHeld,
+                (_, true, None) => seccomp::Network::Namespace,
                 // Test builds can leave the hold out, to show Landlock's port rule under it.
                 (Some(NetworkDoor::Held(_)), false, _) if layer_off("held-connects") => {
                     seccomp::Network::Namespace
@@ -566,11 +579,21 @@ impl Sandbox {
         }
         match &self.notify {
             Some((channel, _)) => {
+                // In the own world, its network namespace's socket diagnostics, for the held
+                // connects (see `crate::notify::world_connects`): made before the filter, which
+                // refuses netlink sockets.
+                let world_diag = match self.enforcement.mode.is_own_world() {
+                    true => Some(crate::sock_diag::diagnostics_socket().map_err(
+                        |_| "cannot make a socket diagnostics socket in the call's network namespace",
+                    )?),
+                    false => None,
+                };
                 let listener = crate::sys::install_seccomp_filter_with_listener(&self.filter)
                     .map_err(|_| "installing the seccomp filter failed")?;
-                // The program never holds its own filter's listener.
-                channel.send_listener(&listener)?;
+                // The program never holds its own filter's listener, nor that socket.
+                channel.send_listener(&listener, world_diag.as_ref())?;
                 drop(listener);
+                drop(world_diag);
             }
             None => seccomp::install(&self.filter).map_err(|_| "installing the seccomp filter failed")?,
         }

@@ -505,6 +505,15 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
                 &[0, libc::IPPROTO_TCP, libc::IPPROTO_UDP],
             )),
         ),
+        // The same, and Unix stream and seqpacket sockets: every `connect` held, for the helper
+        // makes each (a filter cannot tell a Unix connect from a TCP one), and a Unix one only to
+        // a socket of the call's own world (see `crate::notify::world_connects`). Their `bind`
+        // is the kernel's (Landlock's, the world's mounts): an abstract name is the world
+        // network namespace's, the call's own.
+        Network::NamespaceHeld => {
+            p.set(libc::SYS_socket, when(unix_and_inet_rules()));
+            p.set(libc::SYS_connect, Entry::Always(Answer::Notify));
+        }
         // On the host's network: TCP only (no UDP, no DNS), and no connect, bind or listen of
         // the program's own: the helper makes each on the call's loopback, and tells the
         // program the address its listeners were asked for.
@@ -515,17 +524,7 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
         // Never a Unix datagram socket: its `sendto` names any socket, unheld.
         Network::Held => {
             let udp = vec![vec![Check::masked_eq(1, 0xf, libc::SOCK_DGRAM as u32)]];
-            let (unix, not_unix) = (Check::eq(0, libc::AF_UNIX as u32), Check::ne(0, libc::AF_UNIX as u32));
-            let kind_not = |k: i32| Check::masked_ne(1, 0xf, k as u32);
-            let inet = vec![
-                vec![Check::ne(0, libc::AF_INET as u32), Check::ne(0, libc::AF_INET6 as u32), not_unix],
-                vec![not_unix, kind_not(libc::SOCK_STREAM), kind_not(libc::SOCK_DGRAM)],
-                [0, libc::IPPROTO_TCP, libc::IPPROTO_UDP].iter().map(|p| Check::ne(2, *p as u32)).collect(),
-                // Neither stream (1) nor seqpacket (5): the kinds whose low bits but the third
-                // are 0b001 (one check, where two would be hundreds of rules for the oracle).
-                vec![unix, Check::masked_ne(1, 0xb, libc::SOCK_STREAM as u32)],
-                vec![unix, Check::ne(2, 0)],
-            ];
+            let inet = unix_and_inet_rules();
             p.set(
                 libc::SYS_socket,
                 Entry::cases(
@@ -551,6 +550,23 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
         }
     }
     p
+}
+
+/// The `socket` calls refused where Unix stream and seqpacket sockets are served beside TCP (and
+/// UDP, a `SOCK_DGRAM` of the internet families): any other family, kind or protocol, and a Unix
+/// socket of another kind than stream or seqpacket, or of a protocol.
+fn unix_and_inet_rules() -> Vec<Vec<Check>> {
+    let (unix, not_unix) = (Check::eq(0, libc::AF_UNIX as u32), Check::ne(0, libc::AF_UNIX as u32));
+    let kind_not = |k: i32| Check::masked_ne(1, 0xf, k as u32);
+    vec![
+        vec![Check::ne(0, libc::AF_INET as u32), Check::ne(0, libc::AF_INET6 as u32), not_unix],
+        vec![not_unix, kind_not(libc::SOCK_STREAM), kind_not(libc::SOCK_DGRAM)],
+        [0, libc::IPPROTO_TCP, libc::IPPROTO_UDP].iter().map(|p| Check::ne(2, *p as u32)).collect(),
+        // Neither stream (1) nor seqpacket (5): the kinds whose low bits but the third are 0b001
+        // (one check, where two would be hundreds of rules for the oracle).
+        vec![unix, Check::masked_ne(1, 0xb, libc::SOCK_STREAM as u32)],
+        vec![unix, Check::ne(2, 0)],
+    ]
 }
 
 /// Installs `program` as the calling thread's seccomp filter. `no_new_privs` must be set

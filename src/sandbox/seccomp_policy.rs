@@ -28,6 +28,10 @@ pub enum Network {
     None,
     /// `AF_INET`/`AF_INET6` TCP and UDP sockets, in a network namespace of the call's own.
     Namespace,
+    /// The same, and Unix stream and seqpacket sockets, each `connect` held for the helper,
+    /// which makes it on a copy of the program's socket and lets a Unix one reach only the
+    /// call's own sockets (see [`crate::notify::world_connects`]). Needs the filter's listener.
+    NamespaceHeld,
     /// `AF_INET`/`AF_INET6` TCP sockets on the host's network, each `connect`, `bind`,
     /// `listen` and `getsockname` held for the helper, which makes connections and listeners on
     /// the call's own loopback (see [`crate::proxy::loopback`]). Needs the filter's listener
@@ -121,7 +125,7 @@ pub enum Sessions {
 #[cfg(test)]
 pub(super) fn every_policy() -> Vec<SeccompPolicy> {
     let mut all = Vec::new();
-    for network in [Network::None, Network::Namespace, Network::Held] {
+    for network in [Network::None, Network::Namespace, Network::NamespaceHeld, Network::Held] {
         for metadata in [Metadata::Allowed, Metadata::Refused, Metadata::Notified] {
             for bits in 0..4u8 {
                 for sessions in [Sessions::Allowed, Sessions::Refused, Sessions::Held] {

@@ -42,15 +42,7 @@ pub(super) fn notify_plan(
         Some(NetworkDoor::Held(door)) => door.loopback(),
         _ => std::sync::Arc::new(crate::proxy::loopback::Loopback::new(Vec::new())),
     };
-    // Found only if a held call is refused (see `Secrets`): nothing of it on the launch.
-    let never_granted = crate::protected::Secrets {
-        deny: req.flags.deny.clone(),
-        home: req.home.to_owned(),
-        grants: req.flags.read.iter().chain(&req.flags.write).cloned().collect(),
-        protected: req.protected.to_vec(),
-        as_root: rustix::process::geteuid().is_root(),
-        found: std::cell::OnceCell::new(),
-    };
+    let never_granted = never_granted(req);
     // The call's own /dev/shm, in its tmp folder (see `crate::notify::shm`).
     let shm = crate::notify::shm::ShmFolder::new(private_tmp.to_owned());
     let mut readable: Vec<PathBuf> = req.flags.read.iter().chain(&req.flags.write).cloned().collect();
@@ -66,9 +58,59 @@ pub(super) fn notify_plan(
         unix: crate::notify::unix_sockets::UnixSockets::new(private_tmp.to_owned()),
         // Set once the grants' rules are cut (see `super::Sandbox`'s rules).
         socket_folders: Vec::new(),
+        world_diag: None,
     };
     let appetite = req.flags.appetite;
-    Ok((channel, crate::notify::Plan { grants, tmp: private_tmp.to_owned(), never_granted, appetite }))
+    let plan = crate::notify::Plan {
+        grants,
+        tmp: private_tmp.to_owned(),
+        never_granted,
+        appetite,
+        own_world: false,
+    };
+    Ok((channel, plan))
+}
+
+/// What the own world's held calls need: only its connects are held (see
+/// [`crate::notify::world_connects`]), and they act on copies of the program's sockets and on
+/// the world's network namespace, whose socket diagnostics the program's process sends with
+/// its filter's listener. No grant is acted in.
+pub(super) fn world_notify_plan(
+    req: &SandboxRequest<'_>,
+) -> Result<(crate::notify::Channel, crate::notify::Plan), Refusal> {
+    let private_tmp = req.private_tmp;
+    let channel = crate::notify::Channel::new().map_err(Refusal::kernel)?;
+    let grants = crate::notify::Grants {
+        write_roots: Vec::new(),
+        holes: Vec::new(),
+        kept: Vec::new(),
+        readable: Vec::new(),
+        tmp: private_tmp.to_owned(),
+        connects: None,
+        shm: crate::notify::shm::ShmFolder::new(private_tmp.to_owned()),
+        unix: crate::notify::unix_sockets::UnixSockets::new(private_tmp.to_owned()),
+        socket_folders: Vec::new(),
+        // Set when the listener comes (see `crate::notify::Notifier`).
+        world_diag: None,
+    };
+    let never_granted = never_granted(req);
+    let appetite = req.flags.appetite;
+    let plan =
+        crate::notify::Plan { grants, tmp: private_tmp.to_owned(), never_granted, appetite, own_world: true };
+    Ok((channel, plan))
+}
+
+/// Every path no grant opens, to name a refusal there as a secret's: found only if a held call
+/// is refused (see `Secrets`), nothing of it on the launch.
+fn never_granted(req: &SandboxRequest<'_>) -> crate::protected::Secrets {
+    crate::protected::Secrets {
+        deny: req.flags.deny.clone(),
+        home: req.home.to_owned(),
+        grants: req.flags.read.iter().chain(&req.flags.write).cloned().collect(),
+        protected: req.protected.to_vec(),
+        as_root: rustix::process::geteuid().is_root(),
+        found: std::cell::OnceCell::new(),
+    }
 }
 
 /// Plans the network door for `[internet]`: a network namespace of the program's own in the

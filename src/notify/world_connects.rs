@@ -1,0 +1,222 @@
+//! Held connects in the own world: the program makes Unix stream and seqpacket sockets of its
+//! own, binds them (the kernel's bind, under Landlock and the world's mounts; an abstract name
+//! is the world network namespace's) and connects to them, and never reaches a socket of the
+//! host's (the person's ssh agent, session bus or Docker's socket, in a folder the world shows).
+//!
+//! Why every connect is held. Landlock before `LANDLOCK_ACCESS_FS_RESOLVE_UNIX` does not govern a
+//! `connect` to a socket file, a read-only mount does not stop one, and a network namespace does
+//! not scope path sockets; a filter cannot tell a Unix `connect` from a TCP one (the address is
+//! in memory), nor let one go on after the helper looked (the program's threads can change the
+//! descriptor or the address in between). So the helper makes each connect itself, on a copy of
+//! the program's socket (`pidfd_getfd`), with the address it read once:
+//!
+//! - a TCP or UDP socket: connected to that address. The copy is the program's own socket, in
+//!   the world's network namespace, so it reaches only what the world's loopback and the proxy's
+//!   door reach, as before; its options are kept.
+//! - a Unix socket and a path: the path is opened as the program reaches it (from its working
+//!   folder, or its world's root; no magic link of lnk's), and must be a socket file to which a
+//!   socket of the world's network namespace is bound, asked of the kernel's socket diagnostics
+//!   in that namespace (the program's process made that socket: the helper has none there).
+//!   Only the call's processes make sockets in the world, so that socket is the call's. The
+//!   copy is then connected through the opened file's own descriptor (`/proc/self/fd/N`): the
+//!   inode held open is the one checked, and a socket's file is never another socket's. Any
+//!   other is refused (`EACCES`, named in the report).
+//! - a Unix socket and an abstract name: connected as asked, once the copy is proved a socket of
+//!   the world's namespace (one passed in from outside is not): the world's abstract names are
+//!   the call's own.
+//!
+//! A connect never blocks the helper: it is made with the copy's file non-blocking for that
+//! one call; when the program's socket was blocking and the connect is under way (TCP) or the
+//! listener's queue full (Unix), the call is kept waiting ([`Pending`]) and answered when it is
+//! done, while the helper serves the rest. What the program sees differently: the peer of a
+//! Unix connection is the helper (`SO_PEERCRED`); for the moment of the connect, its socket's
+//! file is non-blocking to another thread of the program's; a socket bound on btrfs or
+//! overlayfs beneath a write grant is not reached (its `stat` device is not the one the kernel
+//! keeps for it: refused, never mistaken); where the kernel gives no copy of a descriptor, no
+//! connect is held and Unix sockets are refused (`lacks` says so).
+//!
+//! Trusted with: which sockets the program's connects reach in the own world: a bug here could
+//! connect it to the person's agent or bus. What it trusts: the kernel's copy of the program's
+//! descriptor, its socket diagnostics in the world's network namespace, `/proc`, and the
+//! world's being the call's alone; of the program's, only the call's numbers and an address
+//! read once.
+
+use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStringExt as _;
+use std::path::PathBuf;
+
+use rustix::fs::{FileType, OFlags};
+use rustix::io::Errno;
+use rustix::net::{AddressFamily, SocketAddrUnix};
+
+use super::handles::{CallHandles, What};
+use super::memory::Memory;
+use super::request::Address;
+use super::unix_sockets::UnixAddress;
+use super::{Grants, Refusal, Reply};
+
+/// `sizeof(struct sockaddr_storage)`: the longest address the kernel takes.
+const SOCKADDR_MAX: usize = 128;
+
+/// A connect the program waits for, made and not yet done.
+pub struct Pending {
+    /// The held call.
+    pub id: u64,
+    copy: OwnedFd,
+    wait: Wait,
+}
+
+enum Wait {
+    /// A TCP connect under way: done when the socket is writable.
+    Tcp,
+    /// A Unix connect the listener's full queue refused: tried again, through `through` (whose
+    /// file, if any, is held open in `_file`).
+    Unix { through: SocketAddrUnix, _file: Option<OwnedFd> },
+}
+
+impl Pending {
+    /// The connect's end, once it is over: `None` while it is not.
+    pub fn done(&self) -> Option<Result<(), Errno>> {
+        match &self.wait {
+            Wait::Tcp => {
+                let mut fds = [rustix::event::PollFd::new(&self.copy, rustix::event::PollFlags::OUT)];
+                let zero = rustix::event::Timespec { tv_sec: 0, tv_nsec: 0 };
+                match rustix::event::poll(&mut fds, Some(&zero)) {
+                    Ok(0) | Err(Errno::INTR) => None,
+                    Ok(_) => Some(rustix::net::sockopt::socket_error(&self.copy).and_then(|e| e)),
+                    Err(e) => Some(Err(e)),
+                }
+            }
+            Wait::Unix { through, .. } => {
+                match without_blocking(&self.copy, |c| rustix::net::connect(c, through)) {
+                    Err(Errno::AGAIN) => None,
+                    other => Some(other.map(|_blocking| ())),
+                }
+            }
+        }
+    }
+}
+
+/// Performs the program's held `connect` (its thread's handles are `handles`) in the own world.
+pub fn connect(
+    grants: &Grants,
+    handles: &CallHandles<'_>,
+    memory: &Memory,
+    id: u64,
+    Address { fd, address, len }: Address,
+    refused: &mut Option<Refusal>,
+) -> Result<Reply, Errno> {
+    let diag = grants.world_diag.as_ref().ok_or(Errno::PERM)?;
+    let copy = match handles.open(What::Copy(fd)) {
+        Ok(copy) => copy,
+        Err(Errno::BADF) => return Err(Errno::BADF),
+        Err(_) => {
+            *refused = Some(Refusal::UnixWithoutCopy);
+            return Err(Errno::PERM);
+        }
+    };
+    if FileType::from_raw_mode(rustix::fs::fstat(&copy)?.st_mode) != FileType::Socket {
+        return Err(Errno::NOTSOCK);
+    }
+    let len = usize::try_from(len).map_err(|_| Errno::INVAL)?;
+    if len > SOCKADDR_MAX {
+        return Err(Errno::INVAL);
+    }
+    let mut raw = vec![0u8; len];
+    memory.read(address, &mut raw)?;
+    match rustix::net::sockopt::socket_domain(&copy)? {
+        AddressFamily::INET | AddressFamily::INET6 => {
+            // `AF_UNSPEC` dissolves a UDP socket's association (and fails on TCP's, as the
+            // kernel says).
+            let unspec = raw.len() >= 2 && u16::from_ne_bytes([raw[0], raw[1]]) == libc::AF_UNSPEC as u16;
+            let target = if unspec { None } else { Some(super::sockets::parse_sockaddr(&raw, len)?) };
+            start(id, copy, Wait::Tcp, |c| match &target {
+                None => rustix::net::connect_unspec(c),
+                Some(address) => rustix::net::connect(c, address),
+            })
+        }
+        AddressFamily::UNIX => {
+            let (through, file) = match super::unix_sockets::parse_address(&raw)? {
+                UnixAddress::Unnamed => return Err(Errno::INVAL),
+                UnixAddress::Abstract(name) => {
+                    let inode = rustix::fs::fstat(&copy)?.st_ino;
+                    let cookie = rustix::net::sockopt::socket_cookie(&copy)?;
+                    if crate::sock_diag::unix_socket_in(diag.as_fd(), inode, cookie)?.is_none() {
+                        // A socket of another namespace (passed in): its abstract names are not
+                        // the call's.
+                        return Err(Errno::PERM);
+                    }
+                    (SocketAddrUnix::new_abstract_name(&name[1..])?, None)
+                }
+                UnixAddress::Path(path) => {
+                    let file = super::metadata::open_path_in_world(handles, &path)?;
+                    let stat = rustix::fs::fstat(&file)?;
+                    if FileType::from_raw_mode(stat.st_mode) != FileType::Socket {
+                        return Err(Errno::CONNREFUSED);
+                    }
+                    let vfs = (crate::sock_diag::kernel_dev(stat.st_dev), stat.st_ino as u32);
+                    if !crate::sock_diag::unix_bound_at(diag.as_fd(), vfs)? {
+                        *refused = Some(Refusal::ForeignUnixSocket { path: named(&file) });
+                        return Err(Errno::ACCESS);
+                    }
+                    (SocketAddrUnix::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?, Some(file))
+                }
+            };
+            let wait = Wait::Unix { through: through.clone(), _file: file };
+            start(id, copy, wait, |c| rustix::net::connect(c, &through))
+        }
+        // No other socket is made in the world.
+        _ => Err(Errno::PERM),
+    }
+}
+
+/// Makes the connect on `copy` without blocking: done (or failed) at once, or, for a program's
+/// blocking socket, kept waiting as `wait` says.
+fn start(
+    id: u64,
+    copy: OwnedFd,
+    wait: Wait,
+    connect: impl Fn(BorrowedFd<'_>) -> Result<(), Errno>,
+) -> Result<Reply, Errno> {
+    let (made, blocking) = match without_blocking(&copy, &connect) {
+        Ok(blocking) => (Ok(()), blocking),
+        Err(e) => (Err(e), !rustix::fs::fcntl_getfl(&copy)?.contains(OFlags::NONBLOCK)),
+    };
+    match (made, &wait) {
+        (Ok(()), _) => Ok(Reply::Done),
+        (Err(Errno::INPROGRESS), Wait::Tcp) | (Err(Errno::AGAIN), Wait::Unix { .. }) if blocking => {
+            let pending = Pending { id, copy, wait };
+            // On loopback a connect under way is mostly done by now.
+            match pending.done() {
+                Some(Ok(())) => Ok(Reply::Done),
+                Some(Err(e)) => Err(e),
+                None => Ok(Reply::Later(pending)),
+            }
+        }
+        (Err(e), _) => Err(e),
+    }
+}
+
+/// Runs `connect` on `copy` with its file non-blocking, then as it was. `Ok` tells whether it
+/// was blocking.
+fn without_blocking(
+    copy: &OwnedFd,
+    connect: impl Fn(BorrowedFd<'_>) -> Result<(), Errno>,
+) -> Result<bool, Errno> {
+    let flags = rustix::fs::fcntl_getfl(copy)?;
+    let blocking = !flags.contains(OFlags::NONBLOCK);
+    if blocking {
+        rustix::fs::fcntl_setfl(copy, flags | OFlags::NONBLOCK)?;
+    }
+    let made = connect(copy.as_fd());
+    if blocking {
+        let _ = rustix::fs::fcntl_setfl(copy, flags);
+    }
+    made.map(|()| blocking)
+}
+
+/// The name the kernel gives a file lnk holds (for the report).
+fn named(file: &OwnedFd) -> PathBuf {
+    let named = rustix::fs::readlink(format!("/proc/self/fd/{}", file.as_raw_fd()), Vec::new());
+    named.map(|n| PathBuf::from(std::ffi::OsString::from_vec(n.into_bytes()))).unwrap_or_default()
+}
