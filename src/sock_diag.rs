@@ -188,7 +188,7 @@ fn parse_unix_reply(bytes: &[u8], inode: u32) -> Result<Option<UnixSocket>, Errn
     match u16_at(bytes, 4).ok_or(Errno::PROTO)? {
         NLMSG_ERROR => {
             let error = u32_at(bytes, NLMSG_HEADER).ok_or(Errno::PROTO)? as i32;
-            return match -error {
+            return match error.checked_neg().unwrap_or(0) {
                 // No socket of that inode; one, but of another cookie (`ESTALE`).
                 libc::ENOENT | libc::ESTALE => Ok(None),
                 0 => Err(Errno::PROTO),

@@ -109,6 +109,16 @@ def umasked():
     os.umask(old)
     return oct(os.stat("private.sock").st_mode & 0o777)
 say("umask_kept", umasked())
+def after_a_strict_umask():
+    # ssh-agent's umask for one bind leaves nothing of it behind: shared memory and an abstract
+    # name (whose file the helper keeps private whatever the umask) work after it.
+    os.umask(0o277)
+    socket.socket(socket.AF_UNIX).bind("strict.sock")
+    echo("\0lnk-strict")
+    os.umask(0o022)
+    from multiprocessing import shared_memory
+    m = shared_memory.SharedMemory(create=True, size=16); m.close(); m.unlink()
+say("after_strict_umask", attempt(after_a_strict_umask))
 def passes_credentials():
     a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     a.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
@@ -160,6 +170,7 @@ if __name__ == "__main__":
         // The file's mode as the program's umask makes it (the Landlock-only mode's
         // helper binds it).
         r.assert_said("umask_kept", "0o700");
+        r.assert_said("after_strict_umask", "ok");
         // An automatic name, and a socket passing credentials (which gets one): of the
         // host's abstract names without the own world, refused; the world's own in it.
         let own_names = if mode == Mode::OwnWorld { "ok" } else { "EPERM" };
@@ -243,6 +254,37 @@ fn a_socket_bound_outside_the_write_grants_is_refused_with_a_fix_that_works_and_
         r.raw
     );
     assert!(denials.iter().any(|d| d["cause"] == "beside_protected" && d["fix"].is_null()), "{}", r.raw);
+}
+
+#[test]
+fn a_hole_in_a_write_grant_leaves_every_held_call_served() {
+    // A `deny` inside a write grant, with a file beside it: the grant is cut around the hole, and
+    // the held calls' server (whose Landlock rules for sockets are the grant's folders) still
+    // serves a `chmod`, shared memory and a socket in a folder of the grant (found in review:
+    // a file among the parts once made the server refuse every call).
+    let policy = "commands = [\"python3\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\ndeny = [\"~/Link/Files/secret\"]\n";
+    let agent = Agent::new("unix-hole-in-grant", policy);
+    let files = agent.home.join("Link/Files");
+    std::fs::create_dir_all(files.join("secret")).unwrap();
+    std::fs::create_dir_all(files.join("sub")).unwrap();
+    std::fs::write(files.join("beside.txt"), "x").unwrap();
+    let script = format!(
+        "{PY_PRELUDE}\nsay(\"chmod\", attempt(lambda: os.chmod(\"beside.txt\", 0o600)))\n\
+         from multiprocessing import shared_memory\n\
+         def shm():\n    m = shared_memory.SharedMemory(create=True, size=8); m.close(); m.unlink()\n\
+         say(\"shm\", attempt(shm))\n\
+         s = socket.socket(socket.AF_UNIX)\nsay(\"bind_sub\", attempt(lambda: s.bind(\"sub/s.sock\")))\n\
+         say(\"bind_beside\", attempt(lambda: socket.socket(socket.AF_UNIX).bind(\"beside.sock\")))\n"
+    );
+    let r = Report::from(run(in_mode(
+        agent.command(&[], &["python3", "-c", &script]).current_dir(&files),
+        Mode::LandlockOnly,
+    )));
+    r.assert_said("chmod", "ok");
+    r.assert_said("shm", "ok");
+    r.assert_said("bind_sub", "ok");
+    // Beside the hole, where the program may add nothing new itself.
+    r.assert_said("bind_beside", "EACCES");
 }
 
 #[test]

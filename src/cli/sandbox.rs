@@ -334,7 +334,8 @@ fn status(args: &[String]) -> Result<u8, UsageError> {
     let k = KernelSupport::probe();
     let lacks = {
         use crate::sandbox::appetite::{WorldMemfds, world_memfds};
-        k.world.0.lacks(k.world.0.is_own_world() && world_memfds() == WorldMemfds::SealedOnly)
+        let sealed = k.world.0.is_own_world() && world_memfds() == WorldMemfds::SealedOnly;
+        k.world.0.lacks(sealed, crate::notify::handles::copies_available())
     };
     let feature = |r: &Result<(), String>| match r {
         Ok(()) => "available".to_owned(),

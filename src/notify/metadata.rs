@@ -329,16 +329,16 @@ impl Grants {
         if let Some(hole) = self.holes.iter().find(|h| path.starts_with(h) || h.starts_with(&path)) {
             return Err(Some(Refusal::UnixBind { path, hole: Some(hole.clone()) }));
         }
-        // A folder on the way to a hole: the program may add nothing new there (its Landlock
-        // rules only list it), and nor may the helper for it.
-        if let Some(hole) = self.holes.iter().find(|h| h.starts_with(folder_path)) {
-            return Err(Some(Refusal::UnixBeside { path, hole: hole.clone() }));
-        }
         let id = rustix::fs::fstat(folder).map(|s| (s.st_dev, s.st_ino)).map_err(|_| None)?;
         let mut named_inside_a_grant = false;
         for (root, root_fd) in &self.write_roots {
             let Ok(rest) = folder_path.strip_prefix(root) else { continue };
             named_inside_a_grant = true;
+            // A folder of a write grant on the way to a hole: the program may add nothing new
+            // there (its Landlock rules only list it), and nor may the helper for it.
+            if let Some(hole) = self.holes.iter().find(|h| h.starts_with(folder_path)) {
+                return Err(Some(Refusal::UnixBeside { path, hole: hole.clone() }));
+            }
             let rest = if rest.as_os_str().is_empty() { Path::new(".") } else { rest };
             let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
             let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;

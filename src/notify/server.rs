@@ -80,6 +80,8 @@ pub(super) fn run(
         grants.world_diag.is_some(),
     );
     drop(sockets_beneath);
+    // Landlock holds them now: the descriptors would only count against the helper's limit.
+    drop(std::mem::take(&mut grants.socket_folders));
     drop(ptmx);
     if let Err(why) = confined {
         // Said on lnk's own standard error: the report is the program's, and this is lnk's.

@@ -313,14 +313,24 @@ fn bind(
         }
     };
     // Bound by the folder's descriptor: the server's working folder is its own (see
-    // `super::server`), and the last name has no slash. The file's mode is as the program's
-    // umask makes it (ssh-agent's `umask(0177)` before `bind`), the server's own umask being
-    // its thread's too; where it cannot be read, the strictest.
-    let mask = handles.open(What::Status).ok().and_then(|status| super::shm::umask(&status)).unwrap_or(0o777);
-    rustix::process::umask(Mode::from_raw_mode(mask & 0o777));
+    // `super::server`), and the last name has no slash. A path's file has the mode the
+    // program's umask makes (ssh-agent's `umask(0177)` before `bind`; the strictest where it
+    // cannot be read), set for this bind only (the server's umask is its thread's own); an
+    // abstract name's file is private to the helper whatever the program's umask (the kernel
+    // gives an abstract name none).
+    let mask = match abstract_name {
+        Some(_) => 0o077,
+        None => {
+            handles.open(What::Status).ok().and_then(|status| super::shm::umask(&status)).unwrap_or(0o777)
+        }
+    };
     rustix::process::fchdir(&folder)?;
     let name = std::ffi::OsStr::from_bytes(&name);
-    rustix::net::bind(copy, &SocketAddrUnix::new(name).map_err(|_| Errno::NAMETOOLONG)?)?;
+    let address = SocketAddrUnix::new(name).map_err(|_| Errno::NAMETOOLONG)?;
+    let before = rustix::process::umask(Mode::from_raw_mode(mask & 0o777));
+    let bound = rustix::net::bind(copy, &address);
+    rustix::process::umask(before);
+    bound?;
     let inode = rustix::fs::fstat(copy)?.st_ino;
     let cookie = rustix::net::sockopt::socket_cookie(copy)?;
     // Recorded only if the file found by that name is the one the socket is bound to (the

@@ -67,8 +67,9 @@ pub struct Pending {
 }
 
 enum Wait {
-    /// A TCP connect under way: done when the socket is writable.
-    Tcp,
+    /// A TCP connect under way, to `target` (`None`: `AF_UNSPEC`): done when the socket is
+    /// writable.
+    Tcp { target: Option<std::net::SocketAddr> },
     /// A Unix connect the listener's full queue refused: tried again, through `through` (whose
     /// file, if any, is held open in `_file`).
     Unix { through: SocketAddrUnix, _file: Option<OwnedFd> },
@@ -78,12 +79,18 @@ impl Pending {
     /// The connect's end, once it is over: `None` while it is not.
     pub fn done(&self) -> Option<Result<(), Errno>> {
         match &self.wait {
-            Wait::Tcp => {
+            Wait::Tcp { target } => {
                 let mut fds = [rustix::event::PollFd::new(&self.copy, rustix::event::PollFlags::OUT)];
                 let zero = rustix::event::Timespec { tv_sec: 0, tv_nsec: 0 };
                 match rustix::event::poll(&mut fds, Some(&zero)) {
                     Ok(0) | Err(Errno::INTR) => None,
-                    Ok(_) => Some(rustix::net::sockopt::socket_error(&self.copy).and_then(|e| e)),
+                    Ok(_) => Some(rustix::net::sockopt::socket_error(&self.copy).and_then(|e| e).map(|()| {
+                        // Once more, as a blocking connect ends: the socket is then connected
+                        // for the kernel's later answers too (`EISCONN`, not 0 once more).
+                        if let Some(target) = target {
+                            let _ = without_blocking(&self.copy, |c| rustix::net::connect(c, target));
+                        }
+                    })),
                     Err(e) => Some(Err(e)),
                 }
             }
@@ -130,7 +137,7 @@ pub fn connect(
             // kernel says).
             let unspec = raw.len() >= 2 && u16::from_ne_bytes([raw[0], raw[1]]) == libc::AF_UNSPEC as u16;
             let target = if unspec { None } else { Some(super::sockets::parse_sockaddr(&raw, len)?) };
-            start(id, copy, Wait::Tcp, |c| match &target {
+            start(id, copy, Wait::Tcp { target }, |c| match &target {
                 None => rustix::net::connect_unspec(c),
                 Some(address) => rustix::net::connect(c, address),
             })
@@ -184,7 +191,7 @@ fn start(
     };
     match (made, &wait) {
         (Ok(()), _) => Ok(Reply::Done),
-        (Err(Errno::INPROGRESS), Wait::Tcp) | (Err(Errno::AGAIN), Wait::Unix { .. }) if blocking => {
+        (Err(Errno::INPROGRESS), Wait::Tcp { .. }) | (Err(Errno::AGAIN), Wait::Unix { .. }) if blocking => {
             let pending = Pending { id, copy, wait };
             // On loopback a connect under way is mostly done by now.
             match pending.done() {

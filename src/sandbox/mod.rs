@@ -465,8 +465,10 @@ impl Sandbox {
                 tmp_dir,
                 start,
                 appetite,
-                lacks: mode
-                    .lacks(world.as_ref().is_some_and(|w| w.memfds() == appetite::WorldMemfds::SealedOnly)),
+                lacks: mode.lacks(
+                    world.as_ref().is_some_and(|w| w.memfds() == appetite::WorldMemfds::SealedOnly),
+                    world_sockets,
+                ),
             },
             ruleset: Some(ruleset),
             filter,

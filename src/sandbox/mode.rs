@@ -37,12 +37,15 @@ pub const LANDLOCK_ONLY_LACKS: &[&str] = &[
     "the file systems' own ioctls that change a file (chattr's flags), even inside the write grants (refused; mode, owner, times and extended attributes there are performed by the helper)",
 ];
 
-/// What the own world lacks: Landlock before ABI 9 (`LANDLOCK_ACCESS_FS_RESOLVE_UNIX`) cannot keep
-/// a program's `connect` from the host's sockets in a folder it may read (the ssh agent, Docker's
-/// socket, the session bus), nor can a read-only mount or a network namespace; the held connect
-/// that stands in for it (the Landlock-only mode's, [`crate::notify::unix_sockets`]) would hold
-/// every connect of the own world, TCP's too, and is not built there yet.
-pub const UNIX_SOCKETS: &str = "Unix sockets of the call's own (socket(AF_UNIX) is refused: this kernel's Landlock cannot keep a connect from the host's sockets, and the own world does not hold connects; socketpair works, and so do TCP servers on the call's loopback)";
+/// What the own world lacks where the kernel gives lnk no copy of a process's descriptor:
+/// Landlock before ABI 9 (`LANDLOCK_ACCESS_FS_RESOLVE_UNIX`) cannot keep a program's `connect`
+/// from the host's sockets in a folder it may read (the ssh agent, Docker's socket, the session
+/// bus), nor can a read-only mount or a network namespace; the held connect that stands in for
+/// it ([`crate::notify::world_connects`]) is made on such a copy.
+pub const UNIX_SOCKETS: &str = "Unix sockets of the call's own (socket(AF_UNIX) is refused: this kernel's Landlock cannot keep a connect from the host's sockets, and the helper, which makes each connect where it can, gets no copy of a process's descriptor here (pidfd_getfd); socketpair works, and so do TCP servers on the call's loopback)";
+
+/// What the own world's Unix sockets lack (see [`crate::notify::world_connects`]).
+pub const OWN_WORLD_UNIX_SOCKETS: &str = "Unix sockets exactly as bare: the helper makes every connect on a copy of the program's socket, and a Unix one reaches only a socket of the call's own world; the peer of a Unix connection is the helper (SO_PEERCRED); a socket bound on btrfs or overlayfs beneath a write grant is not reached; no Unix datagram socket";
 
 /// What the Landlock-only mode's Unix sockets lack (see [`crate::notify::unix_sockets`]).
 pub const LANDLOCK_ONLY_UNIX_SOCKETS: &str = "Unix sockets exactly as bare: the helper binds, listens and connects the program's own (beneath the write grants and in the call's tmp folder; abstract names the call's own), and a connect reaches only a socket the call bound; the peer of a connection is the helper (SO_PEERCRED); no Unix datagram socket, no automatic name, no client bound to a name of its own; none where the kernel gives no copy of a descriptor (pidfd_getfd)";
@@ -61,13 +64,16 @@ impl WorldMode {
 
     /// What a call in this mode lacks, for the report and `lnk sandbox status`: the
     /// Landlock-only mode's list, or in the own world plain memfds where the host keeps them
-    /// executable (`sealed_memfds_only`, see [`super::appetite::WorldMemfds`]).
-    pub fn lacks(self, sealed_memfds_only: bool) -> Vec<&'static str> {
+    /// executable (`sealed_memfds_only`, see [`super::appetite::WorldMemfds`]), and its Unix
+    /// sockets, which need copies of the program's descriptors (`copies`, see
+    /// [`crate::notify::handles::copies_available`]).
+    pub fn lacks(self, sealed_memfds_only: bool, copies: bool) -> Vec<&'static str> {
+        let unix = if copies { OWN_WORLD_UNIX_SOCKETS } else { UNIX_SOCKETS };
         match self {
             WorldMode::OwnWorld { .. } if sealed_memfds_only => {
-                vec![UNIX_SOCKETS, OWN_WORLD_LACKS_XATTRS, super::appetite::SEALED_MEMFDS_ONLY]
+                vec![unix, OWN_WORLD_LACKS_XATTRS, super::appetite::SEALED_MEMFDS_ONLY]
             }
-            WorldMode::OwnWorld { .. } => vec![UNIX_SOCKETS, OWN_WORLD_LACKS_XATTRS],
+            WorldMode::OwnWorld { .. } => vec![unix, OWN_WORLD_LACKS_XATTRS],
             WorldMode::LandlockOnly => LANDLOCK_ONLY_LACKS.to_vec(),
         }
     }

@@ -85,8 +85,12 @@ pub(super) fn add_around_keeping(
     rights: BitFlags<AccessFs>,
     mut whole: Option<&mut Vec<OwnedFd>>,
 ) -> Result<RulesetCreated, Refusal> {
+    // Folders only: a socket is made in a folder, and Landlock refuses a folder's right on a
+    // file (found in review: a file beside a hole made every held call refused).
     let mut keep = |fd: &OwnedFd| -> Result<(), Refusal> {
-        if let Some(whole) = whole.as_mut() {
+        let folder = rustix::fs::fstat(fd)
+            .is_ok_and(|s| rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::Directory);
+        if let Some(whole) = whole.as_mut().filter(|_| folder) {
             whole.push(fd.try_clone().map_err(|e| Refusal::kernel(e.to_string()))?);
         }
         Ok(())
