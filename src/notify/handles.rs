@@ -205,7 +205,7 @@ pub fn copies_available() -> bool {
 
 /// A copy of thread `tid`'s descriptor `fd` (`pidfd_getfd`): `EPERM` where the kernel or a
 /// container's profile gives none.
-fn copy_of(tid: u32, fd: i32) -> Result<OwnedFd, Errno> {
+pub(super) fn copy_of(tid: u32, fd: i32) -> Result<OwnedFd, Errno> {
     use rustix::process::{PidfdFlags, PidfdGetfdFlags};
     let pid =
         rustix::process::Pid::from_raw(i32::try_from(tid).map_err(|_| Errno::SRCH)?).ok_or(Errno::SRCH)?;

@@ -56,8 +56,8 @@ pub struct Grants {
     pub connects: Option<std::sync::Arc<crate::proxy::loopback::Loopback>>,
     /// The call's own `/dev/shm` (see [`super::shm`]).
     pub shm: super::shm::ShmFolder,
-    /// The Unix sockets the helper bound for the program (see [`super::unix_sockets`]).
-    pub unix: super::unix_sockets::UnixSockets,
+    /// The Unix sockets the helper bound for the program (see [`super::unix_records`]).
+    pub unix: super::unix_records::UnixSockets,
     /// The folders the program may write in, each granted whole (its write grants and tmp
     /// folder, cut around their holes as its Landlock rules are): where the server may make a
     /// socket file, and nowhere else.

@@ -58,6 +58,7 @@ mod server;
 pub mod shm;
 pub mod sockets;
 pub mod terminal;
+pub mod unix_records;
 pub mod unix_sockets;
 pub mod world_connects;
 
@@ -590,7 +591,7 @@ mod tests {
             tmp: PathBuf::new(),
             connects: None,
             shm,
-            unix: unix_sockets::UnixSockets::new("/nonexistent".into()),
+            unix: unix_records::UnixSockets::new("/nonexistent".into()),
             socket_folders: Vec::new(),
             world_diag: None,
         };

@@ -43,6 +43,10 @@ use super::{Held, NOTIF_SIZE, Shared};
 pub(super) struct Job {
     pub(super) held: Held,
     pub(super) memory: Option<Memory>,
+    /// For a `connect`, a copy of the descriptor it names (`pidfd_getfd`), taken while the call
+    /// is held (so of that thread's table), where the kernel gives one: the own world's held
+    /// connect acts on it (see [`super::world_connects`]), a step fewer than asking for it.
+    pub(super) copy: Option<OwnedFd>,
 }
 
 /// The most calls handed over and not yet answered. Each holds a descriptor of the helper's (the
@@ -251,7 +255,12 @@ fn hand_over(listener: BorrowedFd<'_>, held: Held, jobs: &mpsc::Sender<Job>, sta
         request::decode_call(i64::from(held.nr), held.args),
         Ok(Call::Counted(Counted::Instance { .. }))
     );
-    let memory = match Memory::open(held.pid) {
+    let memory = Memory::open(held.pid);
+    let copy = match held.nr == libc::SYS_connect as i32 {
+        true => super::handles::copy_of(held.pid, held.args[0] as i32).ok(),
+        false => None,
+    };
+    let memory = match memory {
         Ok(memory) if crate::sys::seccomp_notif_id_valid(listener, held.id) => Some(memory),
         Ok(_) => return true,
         Err(_) if registers_only => None,
@@ -261,7 +270,7 @@ fn hand_over(listener: BorrowedFd<'_>, held: Held, jobs: &mpsc::Sender<Job>, sta
         }
     };
     state.handed.insert(held.id, held.pid);
-    if jobs.send(Job { held, memory }).is_err() {
+    if jobs.send(Job { held, memory, copy }).is_err() {
         let _ = crate::sys::seccomp_notif_send(listener, held.id, 0, -libc::ENOSYS);
         return false;
     }

@@ -113,13 +113,13 @@ pub(super) fn run(
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             },
         };
-        if let Some(job) = job {
+        if let Some(mut job) = job {
             let id = job.held.id;
             let mut refused = None;
             let handles = CallHandles::new(&opener, id);
             let fdinfo = fdinfo.as_ref().map(|f| f.as_fd());
             let serving = Serving { grants: &grants, pairs: &shared.pairs, fdinfo, handles: &handles };
-            let answer = perform(listener.as_fd(), &serving, inotify.as_mut(), &job, &mut refused);
+            let answer = perform(listener.as_fd(), &serving, inotify.as_mut(), &mut job, &mut refused);
             if let Some(refusal) = refused {
                 shared.refused(refusal);
             }
@@ -176,7 +176,7 @@ fn perform(
     listener: BorrowedFd<'_>,
     serving: &Serving<'_>,
     inotify: Option<&mut Inotify>,
-    job: &Job,
+    job: &mut Job,
     refused: &mut Option<Refusal>,
 ) -> Result<Reply, Errno> {
     let Serving { grants, pairs, fdinfo, handles } = *serving;
@@ -217,7 +217,8 @@ fn perform(
         }
         // The own world holds its connects only (see `super::world_connects`).
         Call::Socket(SocketCall::Connect(address)) if grants.world_diag.is_some() => {
-            super::world_connects::connect(grants, handles, memory()?, held.id, address, refused)
+            let copy = job.copy.take();
+            super::world_connects::connect(grants, handles, memory()?, (held.id, copy), address, refused)
         }
         Call::Socket(call) => {
             // A socket is held only with the call's loopback; without one, none could be made.

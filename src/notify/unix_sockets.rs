@@ -59,7 +59,6 @@
 //! descriptor, its socket diagnostics, `/proc/self/fd`, and [`super::metadata`]'s proof; of the
 //! program's, only the call's numbers and an address read once.
 
-use std::cell::RefCell;
 use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
 use std::path::PathBuf;
@@ -71,6 +70,7 @@ use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
 use super::handles::{CallHandles, What};
 use super::memory::Memory;
 use super::request::{Address, SocketCall};
+use super::unix_records::{Bound, State, UnixSockets};
 use super::{Grants, Refusal, Reply};
 
 /// The most sockets the program binds at once (a closed one is forgotten).
@@ -83,43 +83,6 @@ const ABSTRACT_FOLDER: &str = "lnk-abstract-sockets";
 const FULL_QUEUE_TRIES: u32 = 20;
 const FULL_QUEUE_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
 
-/// The sockets the helper bound for the call, kept by the held calls' server.
-pub struct UnixSockets {
-    /// The call's tmp folder, where the abstract names' files are.
-    tmp: PathBuf,
-    /// Whether the server has a working folder of its own, where it binds (see
-    /// [`UnixSockets::set_own_folder`]).
-    own_folder: bool,
-    state: RefCell<State>,
-}
-
-#[derive(Default)]
-struct State {
-    bound: Vec<Bound>,
-    /// The folder of the abstract names' files, made at the first such bind.
-    abstract_folder: Option<OwnedFd>,
-    /// The next abstract name's file.
-    next: u64,
-}
-
-/// A socket the helper bound for the program.
-struct Bound {
-    /// The socket: its inode and cookie (which tell it from a later socket of the same inode).
-    inode: u64,
-    cookie: u64,
-    /// Its socket file, held open so its inode stays this file's; and that file's device and
-    /// inode.
-    file: OwnedFd,
-    id: (u64, u64),
-    /// Where the kernel's socket diagnostics said the socket is bound (its device as the kernel
-    /// keeps it, which on btrfs is not the one `stat` gives; and the file's inode).
-    vfs: (u32, u32),
-    /// The address the program asked for, as the kernel would tell it (for `getsockname`).
-    asked: Vec<u8>,
-    /// The abstract name it was bound by, if it was.
-    abstract_name: Option<Vec<u8>>,
-}
-
 /// A Unix address, as the kernel reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum UnixAddress {
@@ -129,23 +92,6 @@ pub(super) enum UnixAddress {
     Abstract(Vec<u8>),
     /// The family alone: an automatic name for `bind`.
     Unnamed,
-}
-
-impl UnixSockets {
-    pub fn new(tmp: PathBuf) -> UnixSockets {
-        UnixSockets { tmp, own_folder: false, state: RefCell::new(State::default()) }
-    }
-
-    /// Says whether the server thread has a working folder of its own (`unshare(CLONE_FS)`):
-    /// without one, a bind would move the whole helper's, so none is made.
-    pub fn set_own_folder(&mut self, own: bool) {
-        self.own_folder = own;
-    }
-
-    /// The address the program bound the socket `inode` to, if the helper bound it.
-    fn asked(&self, inode: u64) -> Option<Vec<u8>> {
-        self.state.borrow().bound.iter().find(|b| b.inode == inode).map(|b| b.asked.clone())
-    }
 }
 
 /// Performs a held socket call when its descriptor is a Unix socket: `None` for any other

@@ -87,8 +87,10 @@ impl Pending {
                     Ok(_) => Some(rustix::net::sockopt::socket_error(&self.copy).and_then(|e| e).map(|()| {
                         // Once more, as a blocking connect ends: the socket is then connected
                         // for the kernel's later answers too (`EISCONN`, not 0 once more).
+                        // Never blocks: the connection is made (writable, no error), so the
+                        // kernel only notes it.
                         if let Some(target) = target {
-                            let _ = without_blocking(&self.copy, |c| rustix::net::connect(c, target));
+                            let _ = rustix::net::connect(&self.copy, target);
                         }
                     })),
                     Err(e) => Some(Err(e)),
@@ -104,17 +106,19 @@ impl Pending {
     }
 }
 
-/// Performs the program's held `connect` (its thread's handles are `handles`) in the own world.
+/// Performs the program's held `connect` (its thread's handles are `handles`; `copy`, the copy
+/// of its descriptor the receiver took, if any) in the own world.
 pub fn connect(
     grants: &Grants,
     handles: &CallHandles<'_>,
     memory: &Memory,
-    id: u64,
+    (id, copy): (u64, Option<OwnedFd>),
     Address { fd, address, len }: Address,
     refused: &mut Option<Refusal>,
 ) -> Result<Reply, Errno> {
     let diag = grants.world_diag.as_ref().ok_or(Errno::PERM)?;
-    let copy = match handles.open(What::Copy(fd)) {
+    // The copy the receiver took with the call, or, where it got none, asked for now.
+    let copy = match copy.map_or_else(|| handles.open(What::Copy(fd)), Ok) {
         Ok(copy) => copy,
         Err(Errno::BADF) => return Err(Errno::BADF),
         Err(_) => {

@@ -55,7 +55,7 @@ pub(super) fn notify_plan(
         tmp: private_tmp.to_owned(),
         connects: Some(connects),
         shm,
-        unix: crate::notify::unix_sockets::UnixSockets::new(private_tmp.to_owned()),
+        unix: crate::notify::unix_records::UnixSockets::new(private_tmp.to_owned()),
         // Set once the grants' rules are cut (see `super::Sandbox`'s rules).
         socket_folders: Vec::new(),
         world_diag: None,
@@ -88,7 +88,7 @@ pub(super) fn world_notify_plan(
         tmp: private_tmp.to_owned(),
         connects: None,
         shm: crate::notify::shm::ShmFolder::new(private_tmp.to_owned()),
-        unix: crate::notify::unix_sockets::UnixSockets::new(private_tmp.to_owned()),
+        unix: crate::notify::unix_records::UnixSockets::new(private_tmp.to_owned()),
         socket_folders: Vec::new(),
         // Set when the listener comes (see `crate::notify::Notifier`).
         world_diag: None,
