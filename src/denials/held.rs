@@ -96,25 +96,37 @@ pub fn foreign_unix_socket(path: &Path) -> Denial {
 /// The denial for a Unix socket bound at `path`, which the Landlock-only mode's helper refused:
 /// it lies in `hole`, or outside every write grant (then the fix is the write grant).
 pub fn unix_bind_refused(path: &Path, hole: Option<&Path>) -> Denial {
+    let outside = "it is outside every `[files] write` grant (a socket file is made only beneath them, or in the call's tmp folder)";
+    outside_write_grants(Access::Listen, path, (hole, ""), outside)
+}
+
+/// A held call's denial on `path` that lies in `hole` (`protected`, no fix; `on_the_way` said
+/// after the hole) or outside every write grant (`outside_grants`, `outside` saying why, with the
+/// write grant as the fix where there is one).
+fn outside_write_grants(
+    access: Access,
+    path: &Path,
+    (hole, on_the_way): (Option<&Path>, &str),
+    outside: &str,
+) -> Denial {
     let (cause, why, fix) = match hole {
         Some(hole) => (
             Cause::Protected,
             format!(
-                "it lies in `{}`, which the sandbox keeps out of every grant (a secret, the agent's records, or `[files] deny`)",
+                "it lies in `{}`, which the sandbox keeps out of every grant (a secret, the agent's records, or `[files] deny`){on_the_way}",
                 hole.display()
             ),
             None,
         ),
         None => {
-            let why = "it is outside every `[files] write` grant (a socket file is made only beneath them, or in the call's tmp folder)";
             let home = crate::paths::home_dir().unwrap_or_else(|_| PathBuf::from("/"));
             match explain::write_fix(path, &home) {
-                Ok(fix) => (Cause::OutsideGrants, why.to_owned(), Some(fix)),
-                Err(none) => (Cause::OutsideGrants, format!("{why}; {none}"), None),
+                Ok(fix) => (Cause::OutsideGrants, outside.to_owned(), Some(fix)),
+                Err(none) => (Cause::OutsideGrants, format!("{outside}; {none}"), None),
             }
         }
     };
-    Denial { access: Access::Listen, target: path.display().to_string(), cause, why, fix, inferred: false }
+    Denial { access, target: path.display().to_string(), cause, why, fix, inferred: false }
 }
 
 /// The denial for a Unix socket bound at `path`, in a folder on the way to `hole` (the
@@ -152,25 +164,8 @@ pub fn unix_without_copy() -> Denial {
 /// The denial for a metadata call (`chmod`, `chown`, times, attributes) on `path` that the
 /// helper refused (the Landlock-only mode): `path` lies in `hole`, or outside every write grant.
 pub fn metadata_refused(path: &Path, hole: Option<&Path>) -> Denial {
-    let (cause, why, fix) = match hole {
-        Some(hole) => (
-            Cause::Protected,
-            format!(
-                "it lies in `{}`, which the sandbox keeps out of every grant (a secret, the agent's records, or `[files] deny`), or on the way to it",
-                hole.display()
-            ),
-            None,
-        ),
-        None => {
-            let why = "it is outside every `[files] write` grant (a file's mode, owner, times and attributes change only beneath them)";
-            let home = crate::paths::home_dir().unwrap_or_else(|_| PathBuf::from("/"));
-            match explain::write_fix(path, &home) {
-                Ok(fix) => (Cause::OutsideGrants, why.to_owned(), Some(fix)),
-                Err(none) => (Cause::OutsideGrants, format!("{why}; {none}"), None),
-            }
-        }
-    };
-    Denial { access: Access::Metadata, target: path.display().to_string(), cause, why, fix, inferred: false }
+    let outside = "it is outside every `[files] write` grant (a file's mode, owner, times and attributes change only beneath them)";
+    outside_write_grants(Access::Metadata, path, (hole, ", or on the way to it"), outside)
 }
 
 /// The denial for an executable memfd (`memfd_create` with `MFD_EXEC`), which the Landlock-only
