@@ -318,3 +318,60 @@ fn under_a_containers_default_seccomp_profile_a_unix_socket_is_refused_by_name()
         r.raw
     );
 }
+
+#[test]
+fn in_the_own_world_a_path_is_read_in_the_world_alone_and_waiting_connects_stop_no_other() {
+    // A relative path through a link to an absolute target is resolved in the world, as the
+    // kernel would: the program's own socket in its tmp folder is reached, and a secret's name answers
+    // as it does by its absolute path (found in review: the helper resolved it in the host's
+    // view, so a link told what a secret folder holds). Then 80 blocking connects wait on a full
+    // listener while another connect is served at once.
+    if !require(own_world_here(), "the call's own world (user namespaces that can mount)") {
+        return;
+    }
+    let policy = "commands = [\"python3\"]\n[files]\nread = [\"~\"]\nwrite = [\"~/Link/Files\"]\ndeny = [\"~/secret\"]\n";
+    let agent = Agent::new("unix-world-paths", policy);
+    std::fs::create_dir_all(agent.home.join("secret")).unwrap();
+    std::fs::write(agent.home.join("secret/token"), "t").unwrap();
+    let files = agent.home.join("Link/Files");
+    let script = format!(
+        r#"{PY_PRELUDE}
+import threading, time
+home = {home:?}
+mine = os.environ["TMPDIR"] + "/own.sock"
+own = socket.socket(socket.AF_UNIX); own.bind(mine); own.listen()
+os.symlink(mine, "link-own")
+say("through_link", attempt(lambda: socket.socket(socket.AF_UNIX).connect("link-own")))
+for name in ["token", "absent"]:
+    os.symlink(home + "/secret/" + name, "probe-" + name)
+    by_link = attempt(lambda: socket.socket(socket.AF_UNIX).connect("probe-" + name))
+    by_path = attempt(lambda: socket.socket(socket.AF_UNIX).connect(home + "/secret/" + name))
+    say("secret_" + name, by_link + "/" + by_path)
+full = socket.socket(socket.AF_UNIX); full.bind("\0full"); full.listen(0)
+waiting = []
+def wait_in_line():
+    c = socket.socket(socket.AF_UNIX); waiting.append(c); c.connect("\0full")
+for _ in range(80):
+    threading.Thread(target=wait_in_line, daemon=True).start()
+time.sleep(1)
+free = socket.socket(socket.AF_UNIX); free.bind("\0free"); free.listen()
+start = time.monotonic()
+c = socket.socket(socket.AF_UNIX); c.settimeout(5); c.connect("\0free")
+say("other_connect_served", time.monotonic() - start < 2)
+os._exit(0)
+"#,
+        home = agent.home.display().to_string()
+    );
+    let r = Report::from(run(in_mode(
+        agent.command(&[], &["python3", "-c", &script]).current_dir(&files),
+        Mode::OwnWorld,
+    )));
+    r.assert_said("through_link", "ok");
+    for name in ["secret_token", "secret_absent"] {
+        let said = r.said(name);
+        let (by_link, by_path) = said.split_once('/').unwrap();
+        assert_eq!(by_link, by_path, "{name}: a link tells no more than the path: {}", r.raw);
+    }
+    assert_eq!(r.said("secret_token"), r.said("secret_absent"), "a secret's names stay unknown: {}", r.raw);
+    r.assert_said("other_connect_served", "True");
+}

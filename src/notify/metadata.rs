@@ -65,6 +65,9 @@ pub struct Grants {
     /// In the own world: a socket diagnostics socket of its network namespace, which the
     /// program's process made (see [`super::world_connects`]); `None` in the Landlock-only mode.
     pub world_diag: Option<OwnedFd>,
+    /// In the own world: the same of the helper's (the host's) network namespace, made by the
+    /// server before it confines itself, to tell a socket file no host socket is bound to.
+    pub host_diag: Option<OwnedFd>,
 }
 
 /// Performs `request` for the held call whose handles are `handles` and memory `memory`. The
@@ -169,24 +172,57 @@ pub(super) fn open_path(handles: &CallHandles<'_>, path: &[u8], follow: bool) ->
     open_path_from(handles, AT_FDCWD, path, follow, false)
 }
 
-/// [`open_path`] in the program's own world: an absolute path from the world's root (never
-/// above it), found through the thread's `/proc/<tid>/root`.
+/// [`open_path`] in the program's own world: resolved in the world's tree alone, from the
+/// thread's `/proc/<tid>/root` (`RESOLVE_IN_ROOT`: a link's absolute target, and `..`, never
+/// leave it), never through the helper's own view of the host, where holes have no mask and
+/// the host's `/tmp` shows (found in review). A relative path is the working folder's path in
+/// the world (the kernel's name for it there), then the rest, checked to lead to that very
+/// folder; the program's own `/proc/self/fd/N` is its descriptor N, as the kernel reads it.
 pub(super) fn open_path_in_world(handles: &CallHandles<'_>, path: &[u8]) -> Result<OwnedFd, Errno> {
-    if path.starts_with(b"/") && own_descriptor_path(path).is_none() {
-        use std::os::unix::ffi::OsStrExt as _;
-        let root = handles.open(What::Root)?;
-        let inside = &path[path.iter().take_while(|b| **b == b'/').count()..];
-        let inside = if inside.is_empty() { &b"."[..] } else { inside };
-        let how = ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS;
-        let flags = OFlags::PATH | OFlags::CLOEXEC;
-        return loop {
-            match rustix::fs::openat2(&root, std::ffi::OsStr::from_bytes(inside), flags, Mode::empty(), how) {
-                Err(Errno::AGAIN) => continue,
-                other => break other,
-            }
-        };
+    use std::os::unix::ffi::OsStrExt as _;
+    if path.is_empty() {
+        return Err(Errno::NOENT);
     }
-    open_path_from(handles, AT_FDCWD, path, true, false)
+    if let Some((fd, rest)) = own_descriptor_path(path) {
+        let fd = handles.open(What::Fd(fd))?;
+        return if rest.is_empty() { Ok(fd) } else { in_root(&fd, rest) };
+    }
+    let root = handles.open(What::Root)?;
+    if path.starts_with(b"/") {
+        return in_root(&root, path);
+    }
+    let cwd = handles.open(What::Cwd)?;
+    let named = rustix::fs::readlink(proc_self(&cwd).as_str(), Vec::new())?;
+    let named = named.as_bytes();
+    if !named.starts_with(b"/") || named.ends_with(b" (deleted)") {
+        return Err(Errno::NOENT);
+    }
+    let same = |a: &OwnedFd, b: &OwnedFd| {
+        let (a, b) = (rustix::fs::fstat(a), rustix::fs::fstat(b));
+        matches!((a, b), (Ok(a), Ok(b)) if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino))
+    };
+    if !same(&in_root(&root, named)?, &cwd) {
+        // Moved while the call was held: its name no longer leads to it.
+        return Err(Errno::NOENT);
+    }
+    let full = [named, b"/", path].concat();
+    in_root(&root, std::ffi::OsStr::from_bytes(&full).as_bytes())
+}
+
+/// Opens `path` beneath `root` as if `root` were `/` (`RESOLVE_IN_ROOT`), following links but
+/// never a magic link, as an `O_PATH` descriptor.
+fn in_root(root: &OwnedFd, path: &[u8]) -> Result<OwnedFd, Errno> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let inside = &path[path.iter().take_while(|b| **b == b'/').count()..];
+    let inside = if inside.is_empty() { &b"."[..] } else { inside };
+    let how = ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS;
+    let flags = OFlags::PATH | OFlags::CLOEXEC;
+    loop {
+        match rustix::fs::openat2(root, std::ffi::OsStr::from_bytes(inside), flags, Mode::empty(), how) {
+            Err(Errno::AGAIN) => continue,
+            other => return other,
+        }
+    }
 }
 
 /// [`open_path`] from the program's descriptor `dirfd` (or its working folder, `AT_FDCWD`); an

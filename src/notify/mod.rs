@@ -594,6 +594,7 @@ mod tests {
             unix: unix_records::UnixSockets::new("/nonexistent".into()),
             socket_folders: Vec::new(),
             world_diag: None,
+            host_diag: None,
         };
         let end = channel.into_helper_end().unwrap();
         let appetite = crate::sandbox_file::Appetite::DEFAULT;

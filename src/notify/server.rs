@@ -71,6 +71,11 @@ pub(super) fn run(
     // the whole helper), and every other held call is served as before.
     let mut grants = grants;
     grants.unix.set_own_folder(crate::sys::unshare(libc::CLONE_FS).is_ok());
+    // In the own world, where it may make no socket once confined: the host's socket
+    // diagnostics (see `super::world_connects`); none, and no path connect is made.
+    if grants.world_diag.is_some() {
+        grants.host_diag = crate::sock_diag::diagnostics_socket().ok();
+    }
     let sockets_beneath: Vec<BorrowedFd<'_>> = grants.socket_folders.iter().map(|fd| fd.as_fd()).collect();
     let confined = crate::thread_confinement::confine_held_calls(
         tmp.as_fd(),
@@ -124,8 +129,18 @@ pub(super) fn run(
                 shared.refused(refusal);
             }
             match answer {
-                Ok(Reply::Later(waiting)) => pending.push(waiting),
+                // Waiting apart from the calls handed over (it needs no handle of the thread's
+                // more), so that waiting connects never stop the receiver's (found in review),
+                // and at most `MAX_PENDING` of them: past it, as a connect past its timeout.
+                Ok(Reply::Later(waiting)) if pending.len() < MAX_PENDING => {
+                    opener.done(id);
+                    pending.push(waiting);
+                }
                 answer => {
+                    let answer = match answer {
+                        Ok(Reply::Later(_)) => Err(Errno::AGAIN),
+                        answer => answer,
+                    };
                     answer_with(listener.as_fd(), id, answer);
                     opener.done(id);
                 }
@@ -135,18 +150,24 @@ pub(super) fn run(
         }
         // A connect is answered when done; one whose thread gave up waiting (a signal, its end)
         // is forgotten, as the kernel would carry it on.
-        pending.retain(|waiting| {
+        let now = std::time::Instant::now();
+        pending.retain_mut(|waiting| {
+            if !waiting.due(now) {
+                return true;
+            }
             let done = match crate::sys::seccomp_notif_id_valid(listener.as_fd(), waiting.id) {
                 true => waiting.done(),
                 false => Some(Err(Errno::INTR)),
             };
             let Some(done) = done else { return true };
             answer_with(listener.as_fd(), waiting.id, done.map(|()| Reply::Done));
-            opener.done(waiting.id);
             false
         });
     }
 }
+
+/// The most connects waiting at once (each holds a copy of the program's socket).
+const MAX_PENDING: usize = 1024;
 
 /// Answers the held call `id` as `answer` says. `ENOENT` from the kernel: the program (or the
 /// thread) is gone, and nothing waits for the answer.

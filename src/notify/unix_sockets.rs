@@ -122,7 +122,8 @@ pub fn perform(
     // looked at (the program's threads may have put another at `fd` meanwhile).
     let copy = match handles.open(What::Copy(fd)) {
         Ok(copy) => copy,
-        Err(Errno::BADF) => return Some(Err(Errno::BADF)),
+        // No such descriptor; or the call is no longer held (its thread interrupted, or gone).
+        Err(e @ (Errno::BADF | Errno::NOENT)) => return Some(Err(e)),
         // No copy: a connected socket (a socket pair's end) is answered as before, as the
         // kernel answers it there (see `super::sockets`); any other is refused by name.
         Err(_) => {

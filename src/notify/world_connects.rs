@@ -57,13 +57,18 @@ use super::{Grants, Refusal, Reply};
 
 /// `sizeof(struct sockaddr_storage)`: the longest address the kernel takes.
 const SOCKADDR_MAX: usize = 128;
+/// `sizeof(struct sockaddr_un)`: the longest a Unix socket's.
+const SOCKADDR_UN_LEN: usize = 110;
 
-/// A connect the program waits for, made and not yet done.
+/// A connect the program waits for, made and not yet done: looked at again after a pause that
+/// grows from 1 ms to 32 ms (a Unix one is tried again; no poll tells a full queue's room).
 pub struct Pending {
     /// The held call.
     pub id: u64,
     copy: OwnedFd,
     wait: Wait,
+    next: std::time::Instant,
+    pause: std::time::Duration,
 }
 
 enum Wait {
@@ -76,6 +81,21 @@ enum Wait {
 }
 
 impl Pending {
+    fn new(id: u64, copy: OwnedFd, wait: Wait) -> Pending {
+        let pause = std::time::Duration::from_millis(1);
+        Pending { id, copy, wait, next: std::time::Instant::now() + pause, pause }
+    }
+
+    /// Whether it is time to look again (and then, the next time after a longer pause).
+    pub fn due(&mut self, now: std::time::Instant) -> bool {
+        if now < self.next {
+            return false;
+        }
+        self.pause = (self.pause * 2).min(std::time::Duration::from_millis(32));
+        self.next = now + self.pause;
+        true
+    }
+
     /// The connect's end, once it is over: `None` while it is not.
     pub fn done(&self) -> Option<Result<(), Errno>> {
         match &self.wait {
@@ -120,7 +140,8 @@ pub fn connect(
     // The copy the receiver took with the call, or, where it got none, asked for now.
     let copy = match copy.map_or_else(|| handles.open(What::Copy(fd)), Ok) {
         Ok(copy) => copy,
-        Err(Errno::BADF) => return Err(Errno::BADF),
+        // No such descriptor; or the call is no longer held (its thread interrupted, or gone).
+        Err(e @ (Errno::BADF | Errno::NOENT)) => return Err(e),
         Err(_) => {
             *refused = Some(Refusal::UnixWithoutCopy);
             return Err(Errno::PERM);
@@ -136,10 +157,15 @@ pub fn connect(
     let mut raw = vec![0u8; len];
     memory.read(address, &mut raw)?;
     match rustix::net::sockopt::socket_domain(&copy)? {
-        AddressFamily::INET | AddressFamily::INET6 => {
+        family @ (AddressFamily::INET | AddressFamily::INET6) => {
             // `AF_UNSPEC` dissolves a UDP socket's association (and fails on TCP's, as the
-            // kernel says).
+            // kernel says). Any other address shorter than the family's is `EINVAL` before its
+            // family is looked at, as the kernel looks.
             let unspec = raw.len() >= 2 && u16::from_ne_bytes([raw[0], raw[1]]) == libc::AF_UNSPEC as u16;
+            let shortest = if family == AddressFamily::INET { 16 } else { 24 };
+            if !unspec && raw.len() < shortest {
+                return Err(Errno::INVAL);
+            }
             let target = if unspec { None } else { Some(super::sockets::parse_sockaddr(&raw, len)?) };
             start(id, copy, Wait::Tcp { target }, |c| match &target {
                 None => rustix::net::connect_unspec(c),
@@ -147,6 +173,9 @@ pub fn connect(
             })
         }
         AddressFamily::UNIX => {
+            if raw.len() > SOCKADDR_UN_LEN {
+                return Err(Errno::INVAL);
+            }
             let (through, file) = match super::unix_sockets::parse_address(&raw)? {
                 UnixAddress::Unnamed => return Err(Errno::INVAL),
                 UnixAddress::Abstract(name) => {
@@ -165,8 +194,7 @@ pub fn connect(
                     if FileType::from_raw_mode(stat.st_mode) != FileType::Socket {
                         return Err(Errno::CONNREFUSED);
                     }
-                    let vfs = (crate::sock_diag::kernel_dev(stat.st_dev), stat.st_ino as u32);
-                    if !crate::sock_diag::unix_bound_at(diag.as_fd(), vfs)? {
+                    if !world_socket_file(diag.as_fd(), grants.host_diag.as_ref(), &stat)? {
                         *refused = Some(Refusal::ForeignUnixSocket { path: named(&file) });
                         return Err(Errno::ACCESS);
                     }
@@ -179,6 +207,25 @@ pub fn connect(
         // No other socket is made in the world.
         _ => Err(Errno::PERM),
     }
+}
+
+/// Whether the socket file `stat` describes is one a socket of the world's network namespace
+/// (`world`) is bound to. The kernel's socket diagnostics name a bound socket's file by its
+/// superblock's device and its inode's low 32 bits; so a file whose inode number is wider is
+/// refused (it could share those bits with another), and so is one a socket of the host's
+/// network namespace (`host`, the helper's) is found bound to as well: two files of one
+/// file system with the same number (32-bit inode numbers that wrapped) would be told apart
+/// by no more. A file on btrfs or overlayfs, whose `stat` device is not the superblock's, is
+/// found nowhere: refused.
+fn world_socket_file(
+    world: BorrowedFd<'_>,
+    host: Option<&OwnedFd>,
+    stat: &rustix::fs::Stat,
+) -> Result<bool, Errno> {
+    let Ok(inode) = u32::try_from(stat.st_ino) else { return Ok(false) };
+    let vfs = (crate::sock_diag::kernel_dev(stat.st_dev), inode);
+    let Some(host) = host else { return Ok(false) };
+    Ok(crate::sock_diag::unix_bound_at(world, vfs)? && !crate::sock_diag::unix_bound_at(host.as_fd(), vfs)?)
 }
 
 /// Makes the connect on `copy` without blocking: done (or failed) at once, or, for a program's
@@ -195,8 +242,13 @@ fn start(
     };
     match (made, &wait) {
         (Ok(()), _) => Ok(Reply::Done),
-        (Err(Errno::INPROGRESS), Wait::Tcp { .. }) | (Err(Errno::AGAIN), Wait::Unix { .. }) if blocking => {
-            let pending = Pending { id, copy, wait };
+        // Under way, or (`EALREADY`) under way since a signal interrupted the program's wait and
+        // its call came again: waited for, as the kernel would.
+        (Err(Errno::INPROGRESS | Errno::ALREADY), Wait::Tcp { .. })
+        | (Err(Errno::AGAIN), Wait::Unix { .. })
+            if blocking =>
+        {
+            let pending = Pending::new(id, copy, wait);
             // On loopback a connect under way is mostly done by now.
             match pending.done() {
                 Some(Ok(())) => Ok(Reply::Done),

@@ -59,6 +59,7 @@ pub(super) fn notify_plan(
         // Set once the grants' rules are cut (see `super::Sandbox`'s rules).
         socket_folders: Vec::new(),
         world_diag: None,
+        host_diag: None,
     };
     let appetite = req.flags.appetite;
     let plan = crate::notify::Plan {
@@ -92,6 +93,7 @@ pub(super) fn world_notify_plan(
         socket_folders: Vec::new(),
         // Set when the listener comes (see `crate::notify::Notifier`).
         world_diag: None,
+        host_diag: None,
     };
     let never_granted = never_granted(req);
     let appetite = req.flags.appetite;
