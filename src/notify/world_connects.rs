@@ -13,24 +13,30 @@
 //! - a TCP or UDP socket: connected to that address. The copy is the program's own socket, in
 //!   the world's network namespace, so it reaches only what the world's loopback and the proxy's
 //!   door reach, as before; its options are kept.
-//! - a Unix socket and a path: the path is opened as the program reaches it (from its working
-//!   folder, or its world's root; no magic link of lnk's), and must be a socket file to which a
-//!   socket of the world's network namespace is bound, asked of the kernel's socket diagnostics
-//!   in that namespace (the program's process made that socket: the helper has none there).
-//!   Only the call's processes make sockets in the world, so that socket is the call's. The
-//!   copy is then connected through the opened file's own descriptor (`/proc/self/fd/N`): the
-//!   inode held open is the one checked, and a socket's file is never another socket's. Any
-//!   other is refused (`EACCES`, named in the report).
+//! - a Unix socket and a path: the path is opened in the program's world alone (from the
+//!   world's root, its working folder by the world's name for it; no magic link of lnk's), and
+//!   must be a socket file to which a socket of the world's network namespace is bound, asked
+//!   of the kernel's socket diagnostics in that namespace (the program's process made that
+//!   socket: the helper has none there). Only the call's processes make sockets in the world,
+//!   so that socket is the call's. The diagnostics name a socket's file by its superblock's
+//!   device and its inode's low 32 bits only: a file whose inode number is wider is refused,
+//!   and so is one a socket of the host's namespace is found bound to as well (two files with
+//!   the same number, after 32-bit inode numbers wrapped). The copy is then connected through
+//!   the opened file's own descriptor (`/proc/self/fd/N`): the inode held open is the one
+//!   checked, and a socket's file is never another socket's. Any other is refused (`EACCES`,
+//!   named in the report).
 //! - a Unix socket and an abstract name: connected as asked, once the copy is proved a socket of
 //!   the world's namespace (one passed in from outside is not): the world's abstract names are
 //!   the call's own.
 //!
 //! A connect never blocks the helper: it is made with the copy's file non-blocking for that
 //! one call; when the program's socket was blocking and the connect is under way (TCP) or the
-//! listener's queue full (Unix), the call is kept waiting ([`Pending`]) and answered when it is
-//! done, while the helper serves the rest. What the program sees differently: the peer of a
-//! Unix connection is the helper (`SO_PEERCRED`); for the moment of the connect, its socket's
-//! file is non-blocking to another thread of the program's; a socket bound on btrfs or
+//! listener's queue full (Unix), the call is kept waiting ([`Pending`], at most 1,024 at once,
+//! each looked at again after a pause growing to 32 ms) and answered when it is done, while the
+//! helper serves the rest; a waiting connect holds no place among the calls handed over. What the program sees differently: the peer of a
+//! Unix connection is the helper (`SO_PEERCRED`); for the moment of each try, its socket's file
+//! is non-blocking to another thread of the program's (one that reads the flags then and writes
+//! them back keeps that); a socket bound on btrfs or
 //! overlayfs beneath a write grant is not reached (its `stat` device is not the one the kernel
 //! keeps for it: refused, never mistaken); where the kernel gives no copy of a descriptor, no
 //! connect is held and Unix sockets are refused (`lacks` says so).
