@@ -43,9 +43,10 @@ use super::{Held, NOTIF_SIZE, Shared};
 pub(super) struct Job {
     pub(super) held: Held,
     pub(super) memory: Option<Memory>,
-    /// For a `connect`, a copy of the descriptor it names (`pidfd_getfd`), taken while the call
-    /// is held (so of that thread's table), where the kernel gives one: the own world's held
-    /// connect acts on it (see [`super::world_connects`]), a step fewer than asking for it.
+    /// For a socket call (`connect`, `bind`, `listen`, `getsockname`), a copy of the descriptor
+    /// it names (`pidfd_getfd`), taken while the call is held (so of that thread's table), where
+    /// the kernel gives one: the held socket calls act on it or tell a TCP socket by it (see
+    /// [`super::world_connects`], [`super::unix_sockets`]), a step fewer than asking for it.
     pub(super) copy: Option<OwnedFd>,
 }
 
@@ -256,7 +257,8 @@ fn hand_over(listener: BorrowedFd<'_>, held: Held, jobs: &mpsc::Sender<Job>, sta
         Ok(Call::Counted(Counted::Instance { .. }))
     );
     let memory = Memory::open(held.pid);
-    let copy = match held.nr == libc::SYS_connect as i32 {
+    let socket_calls = [libc::SYS_connect, libc::SYS_bind, libc::SYS_listen, libc::SYS_getsockname];
+    let copy = match socket_calls.contains(&libc::c_long::from(held.nr)) {
         true => super::handles::copy_of(held.pid, held.args[0] as i32).ok(),
         false => None,
     };

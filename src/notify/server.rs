@@ -245,9 +245,16 @@ fn perform(
             // A socket is held only with the call's loopback; without one, none could be made.
             let loopback = grants.connects.as_ref().ok_or(Errno::PERM)?;
             let memory = memory()?;
-            if let Some(answer) =
-                super::unix_sockets::perform(listener, held.id, grants, handles, memory, call, refused)
-            {
+            let copy = job.copy.take();
+            if let Some(answer) = super::unix_sockets::perform(
+                listener,
+                held.id,
+                grants,
+                handles,
+                memory,
+                (call, copy),
+                refused,
+            ) {
                 return answer;
             }
             super::sockets::perform(listener, held.id, loopback, handles, memory, call)

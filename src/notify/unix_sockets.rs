@@ -95,20 +95,26 @@ pub(super) enum UnixAddress {
 }
 
 /// Performs a held socket call when its descriptor is a Unix socket: `None` for any other
-/// (a TCP socket's, see [`super::sockets`]).
+/// (a TCP socket's, see [`super::sockets`]). `copy` is the copy of the descriptor the receiver
+/// took with the call, if any.
 pub fn perform(
     listener: BorrowedFd<'_>,
     id: u64,
     grants: &Grants,
     handles: &CallHandles<'_>,
     memory: &Memory,
-    call: SocketCall,
+    (call, copy): (SocketCall, Option<OwnedFd>),
     refused: &mut Option<Refusal>,
 ) -> Option<Result<Reply, Errno>> {
     let fd = match call {
         SocketCall::Connect(Address { fd, .. }) | SocketCall::Bind(Address { fd, .. }) => fd,
         SocketCall::Listen { fd, .. } | SocketCall::Name { fd, .. } => fd,
     };
+    // A TCP socket told by the receiver's copy at once (the TCP calls' own path asks `/proc`).
+    if copy.as_ref().is_some_and(|c| rustix::net::sockopt::socket_domain(c).ok() != Some(AddressFamily::UNIX))
+    {
+        return None;
+    }
     let socket = super::sockets::socket(handles, fd).ok()?;
     if socket.tcp.is_some() {
         return None;
@@ -120,7 +126,7 @@ pub fn perform(
     }
     // Every other call acts on a copy of the program's socket, and only if it is the socket
     // looked at (the program's threads may have put another at `fd` meanwhile).
-    let copy = match handles.open(What::Copy(fd)) {
+    let copy = match copy.map_or_else(|| handles.open(What::Copy(fd)), Ok) {
         Ok(copy) => copy,
         // No such descriptor; or the call is no longer held (its thread interrupted, or gone).
         Err(e @ (Errno::BADF | Errno::NOENT)) => return Some(Err(e)),
