@@ -172,27 +172,41 @@ pub(super) fn open_path(handles: &CallHandles<'_>, path: &[u8], follow: bool) ->
     open_path_from(handles, AT_FDCWD, path, follow, false)
 }
 
-/// [`open_path`] in the program's own world: resolved in the world's tree alone, from the
-/// thread's `/proc/<tid>/root` (`RESOLVE_IN_ROOT`: a link's absolute target, and `..`, never
-/// leave it), never through the helper's own view of the host, where holes have no mask and
-/// the host's `/tmp` shows (found in review). A relative path is the working folder's path in
-/// the world (the kernel's name for it there), then the rest, checked to lead to that very
-/// folder; the program's own `/proc/self/fd/N` is its descriptor N, as the kernel reads it.
+/// [`open_path`] in the program's own world: resolved in the world's tree alone, never through
+/// the helper's own view of the host, where holes have no mask and the host's `/tmp` shows
+/// (found in review). A relative path (and the rest after the program's own `/proc/self/fd/N`)
+/// is first tried beneath its folder (`RESOLVE_BENEATH`: no `..` above it, no absolute link);
+/// one that leaves it is the folder's path in the world (the kernel's name for it there), then
+/// the rest, from the thread's `/proc/<tid>/root` (`RESOLVE_IN_ROOT`: a link's absolute target,
+/// and `..`, never leave it), the folder checked to be the very one.
 pub(super) fn open_path_in_world(handles: &CallHandles<'_>, path: &[u8]) -> Result<OwnedFd, Errno> {
-    use std::os::unix::ffi::OsStrExt as _;
     if path.is_empty() {
         return Err(Errno::NOENT);
     }
     if let Some((fd, rest)) = own_descriptor_path(path) {
-        let fd = handles.open(What::Fd(fd))?;
-        return if rest.is_empty() { Ok(fd) } else { in_root(&fd, rest) };
+        // As the kernel: no such descriptor, no such file.
+        let fd = handles.open(What::Fd(fd)).map_err(|e| if e == Errno::BADF { Errno::NOENT } else { e })?;
+        return if rest.is_empty() { Ok(fd) } else { from_folder_in_world(handles, &fd, rest) };
+    }
+    if path.starts_with(b"/") {
+        return in_root(&handles.open(What::Root)?, path);
+    }
+    from_folder_in_world(handles, &handles.open(What::Cwd)?, path)
+}
+
+/// `rest` (relative) from the world's folder `folder` (see [`open_path_in_world`]).
+fn from_folder_in_world(handles: &CallHandles<'_>, folder: &OwnedFd, rest: &[u8]) -> Result<OwnedFd, Errno> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let how = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
+    let flags = OFlags::PATH | OFlags::CLOEXEC;
+    match retried(|| {
+        rustix::fs::openat2(folder, std::ffi::OsStr::from_bytes(rest), flags, Mode::empty(), how)
+    }) {
+        Err(Errno::XDEV) => {}
+        beneath => return beneath,
     }
     let root = handles.open(What::Root)?;
-    if path.starts_with(b"/") {
-        return in_root(&root, path);
-    }
-    let cwd = handles.open(What::Cwd)?;
-    let named = rustix::fs::readlink(proc_self(&cwd).as_str(), Vec::new())?;
+    let named = rustix::fs::readlink(proc_self(folder).as_str(), Vec::new())?;
     let named = named.as_bytes();
     if !named.starts_with(b"/") || named.ends_with(b" (deleted)") {
         return Err(Errno::NOENT);
@@ -201,12 +215,23 @@ pub(super) fn open_path_in_world(handles: &CallHandles<'_>, path: &[u8]) -> Resu
         let (a, b) = (rustix::fs::fstat(a), rustix::fs::fstat(b));
         matches!((a, b), (Ok(a), Ok(b)) if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino))
     };
-    if !same(&in_root(&root, named)?, &cwd) {
+    if !same(&in_root(&root, named)?, folder) {
         // Moved while the call was held: its name no longer leads to it.
         return Err(Errno::NOENT);
     }
-    let full = [named, b"/", path].concat();
-    in_root(&root, std::ffi::OsStr::from_bytes(&full).as_bytes())
+    in_root(&root, &[named, b"/", rest].concat())
+}
+
+/// `open` run again while the kernel answers `EAGAIN` (a rename or a mount elsewhere during a
+/// walk that `RESOLVE_IN_ROOT` or `RESOLVE_BENEATH` guards), at most 100 times, then `EAGAIN`.
+fn retried(open: impl Fn() -> Result<OwnedFd, Errno>) -> Result<OwnedFd, Errno> {
+    for _ in 0..100 {
+        match open() {
+            Err(Errno::AGAIN) => continue,
+            other => return other,
+        }
+    }
+    Err(Errno::AGAIN)
 }
 
 /// Opens `path` beneath `root` as if `root` were `/` (`RESOLVE_IN_ROOT`), following links but
@@ -217,12 +242,7 @@ fn in_root(root: &OwnedFd, path: &[u8]) -> Result<OwnedFd, Errno> {
     let inside = if inside.is_empty() { &b"."[..] } else { inside };
     let how = ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS;
     let flags = OFlags::PATH | OFlags::CLOEXEC;
-    loop {
-        match rustix::fs::openat2(root, std::ffi::OsStr::from_bytes(inside), flags, Mode::empty(), how) {
-            Err(Errno::AGAIN) => continue,
-            other => return other,
-        }
-    }
+    retried(|| rustix::fs::openat2(root, std::ffi::OsStr::from_bytes(inside), flags, Mode::empty(), how))
 }
 
 /// [`open_path`] from the program's descriptor `dirfd` (or its working folder, `AT_FDCWD`); an

@@ -70,6 +70,8 @@ pub(super) fn run(
     // kernel or a container's profile refuses it, no Unix socket is bound (`fchdir` would move
     // the whole helper), and every other held call is served as before.
     let mut grants = grants;
+    // Asked before the confinement, which refuses `prlimit64`.
+    let max_pending = max_pending();
     grants.unix.set_own_folder(crate::sys::unshare(libc::CLONE_FS).is_ok());
     // In the own world, where it may make no socket once confined: the host's socket
     // diagnostics (see `super::world_connects`); none, and no path connect is made.
@@ -131,8 +133,8 @@ pub(super) fn run(
             match answer {
                 // Waiting apart from the calls handed over (it needs no handle of the thread's
                 // more), so that waiting connects never stop the receiver's (found in review),
-                // and at most `MAX_PENDING` of them: past it, as a connect past its timeout.
-                Ok(Reply::Later(waiting)) if pending.len() < MAX_PENDING => {
+                // and at most `max_pending` of them: past it, as a connect past its timeout.
+                Ok(Reply::Later(waiting)) if pending.len() < max_pending => {
                     opener.done(id);
                     pending.push(waiting);
                 }
@@ -166,8 +168,13 @@ pub(super) fn run(
     }
 }
 
-/// The most connects waiting at once (each holds a copy of the program's socket).
-const MAX_PENDING: usize = 1024;
+/// The most connects waiting at once: 1,024, and no more than a quarter of the helper's
+/// descriptors (each holds two: a copy of the program's socket, and the socket file it names),
+/// so that the rest of the held calls always have some (found in review).
+fn max_pending() -> usize {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current.unwrap_or(1024);
+    usize::try_from(limit / 8).unwrap_or(1024).clamp(16, 1024)
+}
 
 /// Answers the held call `id` as `answer` says. `ENOENT` from the kernel: the program (or the
 /// thread) is gone, and nothing waits for the answer.

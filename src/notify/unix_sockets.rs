@@ -130,6 +130,8 @@ pub fn perform(
         Ok(copy) => copy,
         // No such descriptor; or the call is no longer held (its thread interrupted, or gone).
         Err(e @ (Errno::BADF | Errno::NOENT)) => return Some(Err(e)),
+        // The helper's own descriptors are all in use: as a call that may be made again.
+        Err(Errno::MFILE | Errno::NFILE) => return Some(Err(Errno::AGAIN)),
         // No copy: a connected socket (a socket pair's end) is answered as before, as the
         // kernel answers it there (see `super::sockets`); any other is refused by name.
         Err(_) => {

@@ -148,6 +148,9 @@ pub fn connect(
         Ok(copy) => copy,
         // No such descriptor; or the call is no longer held (its thread interrupted, or gone).
         Err(e @ (Errno::BADF | Errno::NOENT)) => return Err(e),
+        // The helper's own descriptors are all in use (many connects waiting): as a connect
+        // past its timeout, never the helper's state (found in review).
+        Err(Errno::MFILE | Errno::NFILE) => return Err(Errno::AGAIN),
         Err(_) => {
             *refused = Some(Refusal::UnixWithoutCopy);
             return Err(Errno::PERM);
