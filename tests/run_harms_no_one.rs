@@ -572,3 +572,34 @@ os._exit(0)
     // The calls queued behind the stuck ones hold no descriptor of the helper's each.
     assert!(descriptors < 120, "the helper held {descriptors} descriptors at once");
 }
+
+#[test]
+fn a_held_calls_server_that_ends_leaves_no_call_waiting() {
+    // Should the held calls' server end (a bug), each held call is refused at once (the kernel's
+    // `ENOSYS`, once nothing listens), and the call ends as the program does: nothing waits for
+    // the timeout, and nothing spins (found when a bug ended the server: its receiver spun on
+    // the server's closed end, and every held call waited).
+    let script = "import os, time
+os.makedirs('w', exist_ok=True)
+start = time.monotonic()
+for _ in range(3):
+    try:
+        os.chmod('w', 0o700)
+        print('chmod=ok', flush=True)
+    except OSError as e:
+        print('chmod=' + str(e.errno), flush=True)
+print('quick=%s' % (time.monotonic() - start < 5), flush=True)
+";
+    let agent = Agent::new("held-server-ends", POLICY);
+    let files = agent.home.join("Link/Files");
+    let r = Report::from(run(in_mode(
+        agent
+            .command(&["--timeout", "20"], &["python3", "-c", script])
+            .current_dir(&files)
+            .env("LNK_FAULT", "held-calls-server-ends:fail"),
+        Mode::LandlockOnly,
+    )));
+    assert_eq!(r.json["outcome"], "exited", "{}", r.raw);
+    r.assert_said("quick", "True");
+    assert!(!r.out().contains("chmod=ok"), "nothing served it: {}", r.raw);
+}

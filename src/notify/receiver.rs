@@ -105,6 +105,13 @@ fn serve(
         if !stopped.is_empty() {
             return;
         }
+        // The server is gone (its end of the requests closed): nothing serves the calls. The
+        // receiver ends, the listener closes with it, and the kernel answers every held call
+        // `ENOSYS`, rather than this loop spinning on a closed pipe while the calls wait (seen
+        // once a bug made the server end).
+        if asked.intersects(PollFlags::HUP | PollFlags::ERR) && !asked.intersects(PollFlags::IN) {
+            return;
+        }
         if !asked.is_empty() {
             for request in requests.take() {
                 match (request.what, request.reply) {

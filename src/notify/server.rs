@@ -108,6 +108,11 @@ pub(super) fn run(
             std::fs::File::open("/etc/passwd").map_or_else(|e| e.to_string(), |_| "opened".to_owned());
         eprintln!("lnk: fault point: the held calls' server opening /etc/passwd: {opened}");
     }
+    // Test builds only: the server ends at once, as a bug would end it (tests/run_harms_no_one.rs).
+    #[cfg(feature = "fault-points")]
+    if crate::fault::fails("held-calls-server-ends") {
+        return;
+    }
     // Connects the program waits for, answered when done (see `super::world_connects`); while
     // there are any, the server looks at them between calls, every millisecond.
     let mut pending: Vec<Pending> = Vec::new();
