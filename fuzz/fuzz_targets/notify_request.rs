@@ -9,6 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use lnk::notify::Held;
 use lnk::notify::request::{Address, Call, Counted, SocketCall, Target, decode_call};
 use lnk::notify::sockets::parse_sockaddr;
+use lnk::notify::unix_sockets::{UnixAddress, parse_address};
 
 /// The x86_64 numbers of the counted calls (the fuzz crate has no `libc` of its own).
 mod libc_nr {
@@ -37,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
         | Ok(Call::Socket(SocketCall::Bind(Address { fd, address, len }))) => {
             assert!(low(fd) && low(len) && held.args.contains(&address));
         }
-        Ok(Call::Socket(SocketCall::Listen { fd })) => assert!(low(fd)),
+        Ok(Call::Socket(SocketCall::Listen { fd, backlog })) => assert!(low(fd) && low(backlog)),
         Ok(Call::Socket(SocketCall::Name { fd, address, len })) => {
             assert!(low(fd) && held.args.contains(&address) && held.args.contains(&len));
         }
@@ -79,5 +80,14 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(parsed) = parse_sockaddr(read, len) {
         let needed = if parsed.is_ipv4() { 16 } else { 24 };
         assert!(read.len() >= needed && len >= needed);
+    }
+    // A Unix address: a path is the bytes before the first NUL (none in it, never empty), an
+    // abstract name every byte after the family, its leading NUL included.
+    let unix = &address[..address.len().min(110)];
+    match parse_address(unix) {
+        Ok(UnixAddress::Path(path)) => assert!(!path.is_empty() && !path.contains(&0)),
+        Ok(UnixAddress::Abstract(name)) => assert!(name.first() == Some(&0) && name.len() == unix.len() - 2),
+        Ok(UnixAddress::Unnamed) => assert_eq!(unix.len(), 2),
+        Err(_) => assert!(unix.len() < 2 || u16::from_ne_bytes([unix[0], unix[1]]) != 1),
     }
 });

@@ -85,7 +85,7 @@ const FULL_QUEUE_PAUSE: std::time::Duration = std::time::Duration::from_millis(5
 
 /// A Unix address, as the kernel reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum UnixAddress {
+pub enum UnixAddress {
     /// A path (up to its first NUL).
     Path(Vec<u8>),
     /// An abstract name: every byte after the family, the leading NUL included.
@@ -189,7 +189,7 @@ fn read_address(memory: &Memory, address: u64, len: i32) -> Result<(Vec<u8>, Uni
 
 /// What a Unix address of these bytes names, as the kernel reads it: `EINVAL` for another
 /// family.
-pub(super) fn parse_address(raw: &[u8]) -> Result<UnixAddress, Errno> {
+pub fn parse_address(raw: &[u8]) -> Result<UnixAddress, Errno> {
     if raw.len() < 2 {
         return Err(Errno::INVAL);
     }
