@@ -375,3 +375,35 @@ os._exit(0)
     assert_eq!(r.said("secret_token"), r.said("secret_absent"), "a secret's names stay unknown: {}", r.raw);
     r.assert_said("other_connect_served", "True");
 }
+
+#[test]
+fn in_the_own_world_without_copies_no_connect_is_held_and_unix_sockets_are_refused() {
+    // Where a profile lets lnk make its namespaces but gives no copy of a descriptor
+    // (`pidfd_getfd`), the own world holds no connect (each is the program's own again, TCP on
+    // its loopback as before) and refuses `socket(AF_UNIX)`, saying so in `lacks`: never a Unix
+    // socket whose connects nothing checks.
+    if !require(own_world_here(), "the call's own world (user namespaces that can mount)") {
+        return;
+    }
+    let agent = Agent::new("unix-world-no-copies", POLICY);
+    let host = HostSockets::new(&agent);
+    let script = format!(
+        r#"{PY_PRELUDE}
+say("unix", attempt(lambda: socket.socket(socket.AF_UNIX)))
+def local():
+    srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen()
+    c = socket.create_connection(srv.getsockname(), timeout=2); a, _ = srv.accept()
+say("tcp_loopback", attempt(local))
+"#
+    );
+    let mut inner = agent.command(&[], &["python3", "-c", &script]);
+    inner.current_dir(agent.home.join("Link/Files"));
+    let Some(mut contained) = without_copies(&agent.dir.path, &inner) else { return };
+    let r = Report::from(run(&mut contained));
+    assert_eq!(r.json["enforced"]["mode"], "own-world", "{}", r.raw);
+    r.assert_said("unix", "EPERM");
+    r.assert_said("tcp_loopback", "ok");
+    let lacks = r.json["enforced"]["lacks"].to_string();
+    assert!(lacks.contains("no copy of a process's descriptor"), "{lacks}");
+    host.assert_unreached(Mode::OwnWorld);
+}

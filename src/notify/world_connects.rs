@@ -29,17 +29,17 @@
 //!   the world's namespace (one passed in from outside is not): the world's abstract names are
 //!   the call's own.
 //!
-//! A connect never blocks the helper: it is made with the copy's file non-blocking for that
-//! one call; when the program's socket was blocking and the connect is under way (TCP) or the
-//! listener's queue full (Unix), the call is kept waiting ([`Pending`], at most 1,024 at once,
-//! each looked at again after a pause growing to 32 ms) and answered when it is done, while the
-//! helper serves the rest; a waiting connect holds no place among the calls handed over. What the program sees differently: the peer of a
-//! Unix connection is the helper (`SO_PEERCRED`); for the moment of each try, its socket's file
-//! is non-blocking to another thread of the program's (one that reads the flags then and writes
-//! them back keeps that); a socket bound on btrfs or
-//! overlayfs beneath a write grant is not reached (its `stat` device is not the one the kernel
-//! keeps for it: refused, never mistaken); where the kernel gives no copy of a descriptor, no
-//! connect is held and Unix sockets are refused (`lacks` says so).
+//! A connect never blocks the helper: it is made with the copy's file non-blocking for that one
+//! call; when the program's socket was blocking and the connect is under way (TCP) or the
+//! listener's queue full (Unix), the call is kept waiting ([`Pending`], at most 1,024 at once and
+//! a quarter of the helper's descriptors, each looked at again after a pause growing to 32 ms) and
+//! answered when it is done, while the helper serves the rest; a waiting connect holds no place
+//! among the calls handed over. What the program sees differently: the peer of a Unix connection
+//! is the helper (`SO_PEERCRED`); for the moment of each try, its socket's file is non-blocking to
+//! another thread of the program's (one that reads the flags then and writes them back keeps
+//! that); a socket bound on btrfs or overlayfs beneath a write grant is not reached (its `stat`
+//! device is not the one the kernel keeps for it: refused, never mistaken); where the kernel gives
+//! no copy of a descriptor, no connect is held and Unix sockets are refused (`lacks` says so).
 //!
 //! Trusted with: which sockets the program's connects reach in the own world: a bug here could
 //! connect it to the person's agent or bus. What it trusts: the kernel's copy of the program's

@@ -313,6 +313,23 @@ exit $code"#,
 /// without `CAP_SYS_ADMIN` or `CAP_SYS_PTRACE` (`tests/containers/docker_like_seccomp.c`,
 /// compiled into `dir` with gcc), or `None` where gcc is missing (outside CI).
 pub fn docker_like(dir: &Path, cmd: &Command) -> Option<Command> {
+    let mut c = Command::new(container_filter(dir)?);
+    run_inside(&mut c, cmd);
+    Some(c)
+}
+
+/// `cmd` under a seccomp filter that refuses only `pidfd_getfd` (`--copies-only`): a profile
+/// that lets lnk make its namespaces but gives it no copy of a process's descriptor; `None`
+/// where gcc is missing (outside CI).
+pub fn without_copies(dir: &Path, cmd: &Command) -> Option<Command> {
+    let mut c = Command::new(container_filter(dir)?);
+    c.arg("--copies-only");
+    run_inside(&mut c, cmd);
+    Some(c)
+}
+
+/// `tests/containers/docker_like_seccomp.c`, compiled into `dir`.
+fn container_filter(dir: &Path) -> Option<PathBuf> {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/containers/docker_like_seccomp.c");
     let helper = dir.join("docker_like_seccomp");
     if !helper.exists() {
@@ -321,9 +338,7 @@ pub fn docker_like(dir: &Path, cmd: &Command) -> Option<Command> {
             return None;
         }
     }
-    let mut c = Command::new(&helper);
-    run_inside(&mut c, cmd);
-    Some(c)
+    Some(helper)
 }
 
 /// Whether `unshare` can make the nested user namespaces [`without_user_namespaces`] needs.

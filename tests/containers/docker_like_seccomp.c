@@ -6,6 +6,10 @@
  * else runs. lnk's tests start lnk under it, as a container would.
  *
  *   docker_like_seccomp COMMAND [ARG...]
+ *   docker_like_seccomp --copies-only COMMAND [ARG...]
+ *
+ * With --copies-only, only pidfd_getfd answers EPERM: a profile that lets lnk make its
+ * namespaces but gives it no copy of a process's descriptor.
  *
  * Not lnk's code: a test's stand-in for a container runtime.
  */
@@ -17,6 +21,7 @@
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -29,8 +34,12 @@
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s COMMAND [ARG...]\n", argv[0]);
+        fprintf(stderr, "usage: %s [--copies-only] COMMAND [ARG...]\n", argv[0]);
         return 2;
+    }
+    int copies_only = argc > 2 && strcmp(argv[1], "--copies-only") == 0;
+    if (copies_only) {
+        argv++;
     }
     const unsigned namespaces = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |
                                 CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWCGROUP;
@@ -58,7 +67,19 @@ int main(int argc, char **argv) {
         BPF_STMT(BPF_RET | BPF_K, ERRNO(EPERM)),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
+    struct sock_filter copies[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, NR),
+        REFUSE(SYS_pidfd_getfd),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
     struct sock_fprog program = {.len = sizeof filter / sizeof filter[0], .filter = filter};
+    if (copies_only) {
+        program.len = sizeof copies / sizeof copies[0];
+        program.filter = copies;
+    }
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
         syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program) != 0) {
         perror("docker_like_seccomp: seccomp");
