@@ -20,6 +20,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::paths::within;
+
 /// Paths beneath the home folder that hold secrets.
 pub const IN_HOME: &[&str] = &[
     ".ssh",
@@ -161,7 +163,7 @@ pub fn builtin_holes(home: &Path, grants: &[&PathBuf]) -> Vec<PathBuf> {
 pub fn protected_holes(paths: &[PathBuf], grants: &[&PathBuf]) -> Vec<PathBuf> {
     let mut holes = Vec::new();
     for path in paths.iter().filter(|p| is_hole(p, grants)) {
-        let inner: Vec<&PathBuf> = grants.iter().copied().filter(|g| g.starts_with(path)).collect();
+        let inner: Vec<&PathBuf> = grants.iter().copied().filter(|g| within(g, path)).collect();
         match inner.is_empty() {
             true => holes.push(path.clone()),
             false => holes.extend(around(path, &inner)),
@@ -179,7 +181,7 @@ fn around(path: &Path, inner: &[&PathBuf]) -> Vec<PathBuf> {
         if inner.iter().any(|g| **g == entry) {
             continue;
         }
-        match inner.iter().any(|g| g.starts_with(&entry)) {
+        match inner.iter().any(|g| within(g, &entry)) {
             true => holes.extend(around(&entry, inner)),
             false => holes.push(entry),
         }
@@ -240,7 +242,7 @@ pub fn beyond_grants(home: &Path, grants: &[&PathBuf], protected: &[PathBuf], as
     if as_root {
         all.extend(system_secrets());
     }
-    let opened = |p: &Path| grants.iter().any(|g| g.starts_with(p));
+    let opened = |p: &Path| grants.iter().any(|g| within(g, p));
     all.retain(|p| !opened(p));
     all
 }
@@ -269,8 +271,8 @@ impl Secrets {
 
 /// Whether `path` lies strictly beneath a grant and no grant names it.
 pub fn is_hole(path: &Path, grants: &[&PathBuf]) -> bool {
-    let inside = grants.iter().any(|g| path.starts_with(g) && path != g.as_path());
-    let named = grants.iter().any(|g| g.as_path() == path);
+    let inside = grants.iter().any(|g| within(path, g) && path.as_os_str() != g.as_os_str());
+    let named = grants.iter().any(|g| g.as_os_str() == path.as_os_str());
     inside && !named
 }
 
@@ -280,7 +282,7 @@ pub fn grant_in_denied<'a>(
     deny: &'a [PathBuf],
     grants: &[&'a PathBuf],
 ) -> Option<(&'a PathBuf, &'a PathBuf)> {
-    deny.iter().find_map(|d| grants.iter().find(|g| g.starts_with(d)).map(|g| (*g, d)))
+    deny.iter().find_map(|d| grants.iter().find(|g| within(g, d)).map(|g| (*g, d)))
 }
 
 /// Why a grant inside a denied path is refused, as `run` and `check` say it.

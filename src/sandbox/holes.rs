@@ -51,6 +51,7 @@ use std::path::{Path, PathBuf};
 use super::mounts::MountTable;
 pub use super::walk::Found;
 use super::walk::{Folders, walk};
+use crate::paths::within;
 
 /// A hole in the call's grants.
 #[derive(Debug)]
@@ -122,7 +123,7 @@ pub fn find(search: &Search<'_>) -> Result<Holes, String> {
         finder.keep_folders(walk.kept);
         let Some(real) = walk.real else { continue };
         if let Some(mount) = walk.mount {
-            let reachable = |p: &PathBuf| search.roots.iter().any(|r| p.starts_with(r));
+            let reachable = |p: &PathBuf| search.roots.iter().any(|r| within(p, r));
             let names: Vec<PathBuf> = table.other_paths(&real, mount).into_iter().filter(reachable).collect();
             if !names.is_empty() {
                 // Landlock's rules belong to the files, not the names: a grant of another name
@@ -187,8 +188,8 @@ impl Finder<'_> {
     /// would then write a token).
     fn add_target(&mut self, real: PathBuf, found: Option<Found>) {
         let roots = self.search.roots;
-        let in_reach = roots.iter().any(|g| real.starts_with(g) && real != *g);
-        let holds_root = roots.iter().any(|g| g.starts_with(&real));
+        let in_reach = roots.iter().any(|g| within(&real, g) && real.as_os_str() != g.as_os_str());
+        let holds_root = roots.iter().any(|g| within(g, &real));
         if in_reach && !holds_root && self.seen.insert(real.clone()) {
             self.found.holes.push(Hole { path: real, found });
         }
@@ -197,14 +198,14 @@ impl Finder<'_> {
     /// Keeps the links of a walk that lie inside a write grant.
     fn keep_links(&mut self, links: Vec<PathBuf>) {
         let writable = self.search.writable;
-        self.found.links.extend(links.into_iter().filter(|l| writable.iter().any(|w| l.starts_with(w))));
+        self.found.links.extend(links.into_iter().filter(|l| writable.iter().any(|w| within(l, w))));
     }
 
     /// Keeps the folders a walk's `..` stepped out of that lie inside a write grant (a grant
     /// itself is kept by its parent, which no write grant of the call holds, or by its own cut).
     fn keep_folders(&mut self, kept: Vec<PathBuf>) {
         let writable = self.search.writable;
-        let inside = |k: &PathBuf| writable.iter().any(|w| k.starts_with(w) && k != w);
+        let inside = |k: &PathBuf| writable.iter().any(|w| within(k, w) && k.as_os_str() != w.as_os_str());
         self.found.kept.extend(kept.into_iter().filter(inside));
     }
 }
@@ -222,7 +223,7 @@ fn without_nested(mut holes: Vec<Hole>) -> Vec<Hole> {
     });
     let mut kept: Vec<Hole> = Vec::with_capacity(holes.len());
     for hole in holes {
-        if !kept.iter().any(|k| hole.path.starts_with(&k.path)) {
+        if !kept.iter().any(|k| within(&hole.path, &k.path)) {
             kept.push(hole);
         }
     }

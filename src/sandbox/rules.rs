@@ -95,8 +95,9 @@ pub(super) fn add_around_keeping(
         }
         Ok(())
     };
-    let inside: Vec<PathBuf> = holes.iter().filter(|h| h.starts_with(path)).cloned().collect();
-    let kept: Vec<PathBuf> = kept.iter().filter(|k| k.starts_with(path) && *k != path).cloned().collect();
+    let inside: Vec<PathBuf> = holes.iter().filter(|h| crate::paths::within(h, path)).cloned().collect();
+    let kept: Vec<PathBuf> =
+        kept.iter().filter(|k| crate::paths::within(k, path) && *k != path).cloned().collect();
     if inside.is_empty() && kept.is_empty() {
         let id = rustix::fs::fstat(&fd)
             .map(|s| (s.st_dev, s.st_ino))
@@ -161,7 +162,7 @@ pub(super) fn borrowed(roots: &[(PathBuf, OwnedFd)]) -> Vec<(PathBuf, &OwnedFd)>
 /// private, writable and gone with the call, and a folder of its own would cost a `mkdir` and an
 /// `rmdir` on every launch (measured: about a tenth of a Landlock-only launch on ext4).
 pub(super) fn program_home(req: &SandboxRequest<'_>, tmp_dir: &Path) -> (PathBuf, bool) {
-    let granted = req.flags.read.iter().chain(&req.flags.write).any(|g| req.home.starts_with(g));
+    let granted = req.flags.read.iter().chain(&req.flags.write).any(|g| crate::paths::within(req.home, g));
     match granted {
         true => (req.home.to_owned(), false),
         false => (tmp_dir.to_owned(), true),
@@ -205,8 +206,11 @@ pub(super) fn grant_system(
         true => crate::program_path::SYSTEM_PATH.iter().map(PathBuf::from).collect(),
         false => Vec::new(),
     };
-    let secrets: Vec<PathBuf> =
-        holes.iter().filter(|h| roots.iter().any(|root| h.starts_with(root))).cloned().collect();
+    let secrets: Vec<PathBuf> = holes
+        .iter()
+        .filter(|h| roots.iter().any(|root| crate::paths::within(h, Path::new(root))))
+        .cloned()
+        .collect();
     let cut = grants::Cut { secrets: &secrets, listed: &listed, aliases, kept: &[] };
     let folders = grants::open_system(roots, cut).map_err(|e| Refusal::kernel(e.to_string()))?;
     for (fd, how) in folders {

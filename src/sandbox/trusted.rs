@@ -95,7 +95,7 @@ pub fn reached_by_write_grants(trusted: &[Trusted], write: &[PathBuf]) -> Result
             places.push(real);
         }
         for place in places {
-            if let Some(grant) = write.iter().position(|w| place.starts_with(w)) {
+            if let Some(grant) = write.iter().position(|w| crate::paths::within(&place, w)) {
                 return Ok(Some(Reached { file: index, grant, place }));
             }
         }
