@@ -8,6 +8,9 @@
 //! object: there, libgcc's static unwinder (`libgcc_eh.a`, what static and musl builds use)
 //! takes every reference, and the binary no longer needs `libgcc_s` at all.
 //!
+//! A static build (`crt-static`, as `.cargo/config.toml` makes lnk on x86_64) links
+//! `libgcc_eh.a` itself, and no `libgcc_s` is ever loaded: nothing is done there.
+//!
 //! Only the release profile (whose `panic = "abort"` and `lto = true` are in Cargo.toml; a
 //! `cargo test --release` binary is one LTO object too, and unwinds through the static
 //! unwinder), never a fuzzing build (`cfg(fuzzing)`: no LTO there), only on GNU/Linux, and only
@@ -28,6 +31,7 @@ fn main() {
         || var("HOST") != var("TARGET")
         || var("CARGO_CFG_TARGET_OS") != "linux"
         || var("CARGO_CFG_TARGET_ENV") != "gnu"
+        || var("CARGO_CFG_TARGET_FEATURE").split(',').any(|f| f == "crt-static")
     {
         return;
     }

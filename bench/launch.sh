@@ -29,7 +29,7 @@ shared=${LNK_SHARED:-../shared}
 out=bench/out
 mkdir -p "$out"
 cargo build --release --quiet
-lnk=$PWD/target/release/lnk
+lnk=$PWD/target/x86_64-unknown-linux-gnu/release/lnk
 CARGO_TARGET_DIR=$PWD/target/bench-landlock-only cargo build --release --quiet --features fault-points
 lnk_ll=$PWD/target/bench-landlock-only/release/lnk
 gcc -O2 -o "$out/lljail" "$shared/bench/lljail.c"

@@ -75,9 +75,10 @@ struct Shared {
     resolver: Resolver,
 }
 
-/// Names resolved outside the confined threads. glibc's resolver reads `/etc/hosts`,
-/// `/etc/resolv.conf` and `nsswitch.conf`, loads NSS modules and may ask a local daemon over a
-/// Unix socket: nothing a confined thread may do. One thread, started unconfined before any
+/// Names resolved outside the confined threads. glibc's resolver reads `/etc/hosts` and
+/// `/etc/resolv.conf` and asks DNS (`files dns` whatever `nsswitch.conf` says: lnk is linked
+/// statically and loads no NSS module, see `crate::sys::resolve_hosts_with_files_and_dns`):
+/// nothing a confined thread may do. One thread, started unconfined before any
 /// thread reads a byte of the program's, starts a short-lived thread per lookup (a slow name
 /// holds up no other) and hands the answer back.
 struct Resolver {
@@ -93,6 +94,12 @@ struct Lookup {
 
 impl Resolver {
     fn start() -> std::io::Result<Resolver> {
+        // Once a process, before its first lookup (see the function's documentation).
+        static FILES_AND_DNS: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+        FILES_AND_DNS
+            .get_or_init(|| crate::sys::resolve_hosts_with_files_and_dns().map_err(|e| e.to_string()))
+            .clone()
+            .map_err(std::io::Error::other)?;
         let (lookups, asked) = mpsc::channel::<Lookup>();
         std::thread::Builder::new().spawn(move || {
             for lookup in asked {

@@ -9,7 +9,7 @@
 //! | [`probes`] | what this kernel gives, asked in throwaway children |
 //! | [`process`] | fork, exec, descriptors, signals |
 //! | [`world`] | the own world's namespaces and mounts |
-//! | [`net`] | the own world's loopback, a socket option |
+//! | [`net`] | the own world's loopback, a socket option, the proxy's NSS services |
 //!
 //! Trusted with: the soundness of every `unsafe` block, and that each wrapper makes exactly the
 //! call its name says (a wrong flag or layout would weaken whatever its caller builds on it). What
@@ -50,5 +50,15 @@ mod tests {
         assert!(refused.contains("one thread"), "{refused}");
         stop.send(()).unwrap();
         other.join().unwrap().unwrap();
+    }
+
+    /// The proxy's lookups in a static lnk: with the services pinned to `files dns`, a name in
+    /// `/etc/hosts` resolves (every system lists `localhost` there), without any NSS module.
+    #[test]
+    fn a_name_in_etc_hosts_resolves_with_files_and_dns() {
+        use std::net::ToSocketAddrs as _;
+        resolve_hosts_with_files_and_dns().unwrap();
+        let found: Vec<std::net::SocketAddr> = ("localhost", 80).to_socket_addrs().unwrap().collect();
+        assert!(found.iter().any(|a| a.ip().is_loopback()), "{found:?}");
     }
 }

@@ -1,10 +1,10 @@
-//! The own world's loopback (the interface up, an address of the call's own) and a socket
-//! option of the held connects.
+//! The own world's loopback (the interface up, an address of the call's own), a socket option of
+//! the held connects, and the NSS services the proxy's name lookups use.
 //!
-//! Trusted with: making exactly these interface and socket calls, soundly: the own world's loopback
-//! (where the proxy's door listens) and the held connects' socket option. What it trusts: the
-//! kernel's `ioctl` and socket-option layouts as `libc` gives them, and its callers for the
-//! addresses.
+//! Trusted with: making exactly these interface, socket and glibc calls, soundly: the own world's
+//! loopback (where the proxy's door listens), the held connects' socket option, and `files dns`
+//! for names. What it trusts: the kernel's `ioctl` and socket-option layouts as `libc` gives
+//! them, glibc's `__nss_configure_lookup`, and its callers for the addresses.
 
 use std::io;
 
@@ -113,4 +113,25 @@ pub fn set_bind_address_no_port(socket: std::os::fd::BorrowedFd<'_>) -> Result<(
         )
     };
     if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
+/// Makes glibc's `getaddrinfo` in this process read `/etc/hosts` and ask DNS (`files dns`),
+/// whatever `nsswitch.conf`'s `hosts` line names. Both are built into glibc; any other NSS
+/// module (`mdns4_minimal`, `resolve`, `myhostname`) is a shared library that a statically
+/// linked lnk (see `.cargo/config.toml`) would load beside its own copy of glibc, which is safe
+/// only while the system's glibc is the very version lnk was built with. The proxy reaches
+/// public names, which DNS answers (systemd-resolved's stub included); it refuses local
+/// addresses anyway. Call before any thread resolves a name: glibc does not lock this setting.
+pub fn resolve_hosts_with_files_and_dns() -> io::Result<()> {
+    unsafe extern "C" {
+        // glibc's <nss.h>: overrides the service line of one NSS database for this process.
+        fn __nss_configure_lookup(db: *const libc::c_char, service_line: *const libc::c_char) -> libc::c_int;
+    }
+    // SAFETY: both arguments are NUL-terminated static strings, valid for as long as glibc may
+    // look at them. The caller makes the call once, before any thread of this process looks a
+    // name up, so no lookup reads the table while it changes.
+    match unsafe { __nss_configure_lookup(c"hosts".as_ptr(), c"files dns".as_ptr()) } {
+        0 => Ok(()),
+        _ => Err(io::Error::other("glibc refused the hosts lookup `files dns`")),
+    }
 }
