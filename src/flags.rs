@@ -160,10 +160,11 @@ impl SandboxFlags {
         if rustix::process::geteuid().is_root() {
             holes.extend(crate::protected::system_holes(&grants));
         }
-        // Only those this computer has, so the list reads as what is cut (`lnk sandbox run` cuts
-        // the whole set whatever the flags say).
+        // All of them, present or not: a launch cuts the whole set whatever the flags say, by
+        // name, so asking the disk which are there (a `stat` each, about forty) would only cost
+        // every launch; `lnk sandbox flags` shows those present ([`Self::from_file_as_shown`]).
         for hole in holes {
-            if std::fs::symlink_metadata(&hole).is_ok() && !deny.contains(&hole) {
+            if !deny.contains(&hole) {
                 deny.push(hole);
             }
         }
@@ -181,6 +182,15 @@ impl SandboxFlags {
             output_chars: file.output_chars,
             appetite: file.appetite,
         }
+    }
+
+    /// [`Self::from_file`] as `lnk sandbox flags` shows it: the protected set's holes only where
+    /// this computer has them, so the list reads as what is cut; the file's own `deny` whole.
+    pub fn from_file_as_shown(file: &SandboxFile, tool: Tool, home: &Path) -> SandboxFlags {
+        let mut flags = SandboxFlags::from_file(file, tool, home);
+        let own: Vec<PathBuf> = file.deny.iter().map(|g| g.expand(home)).collect();
+        flags.deny.retain(|hole| own.contains(hole) || std::fs::symlink_metadata(hole).is_ok());
+        flags
     }
 
     /// The flags, each with its value if it takes one, in the order `lnk sandbox flags` prints

@@ -75,6 +75,21 @@ fn flags_list_the_system_secrets_as_root_and_only_then() {
 }
 
 #[test]
+fn flags_list_the_secrets_this_home_has_and_the_files_own_deny_whole() {
+    // A launch cuts the whole protected set by name; `flags` lists the holes present, so its
+    // output reads as what is cut, and every `deny` of the file, present or not.
+    let dir = Scratch::new("flags-home");
+    let home = dir.join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    let file = dir.file("s.toml", "[files]\nread = [\"~\"]\ndeny = [\"~/not-yet\"]\n");
+    let text = stdout(&run(lnk().args(["sandbox", "flags"]).arg(&file).env("HOME", &home)));
+    let home = home.display();
+    assert!(text.contains(&format!("--deny {home}/.ssh\n")), "{text}");
+    assert!(text.contains(&format!("--deny {home}/not-yet\n")), "{text}");
+    assert!(!text.contains(&format!("--deny {home}/.aws\n")), "an absent secret is not listed:\n{text}");
+}
+
+#[test]
 fn flags_without_a_home_refuse_rather_than_guess() {
     let out = run(lnk().args(["sandbox", "flags"]).env_remove("HOME"));
     assert_eq!(out.status.code(), Some(125));

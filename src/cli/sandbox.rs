@@ -227,7 +227,7 @@ fn flags(args: &[String]) -> Result<u8, UsageError> {
         Ok(h) => h,
         Err(e) => return Ok(super::helper_failed(&e, json)),
     };
-    let flags = SandboxFlags::from_file(&file, tool, &home);
+    let flags = SandboxFlags::from_file_as_shown(&file, tool, &home);
     if json {
         outln!(
             "{}",
