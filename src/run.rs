@@ -99,7 +99,7 @@ pub fn run(req: &RunRequest) -> Report {
         kernel.probe_world_again();
         launched = launch(req, &sandbox_req, &kernel);
     }
-    let Launched { mut sandbox, group, out_r, err_r } = match launched {
+    let Launched { mut sandbox, group, out_r, err_r, image } = match launched {
         Ok(launched) => launched,
         Err(NotStarted::Refused(Refusal { exit_code, message })) => {
             // A program `commands` does not list, or none installed: lnk knows those for certain.
@@ -137,6 +137,7 @@ pub fn run(req: &RunRequest) -> Report {
         notifier.as_mut(),
         &mut |_, _| {},
     );
+    drop(image);
     drop(tmp);
     report.stdout = stdout.finish();
     report.stderr = stderr.finish();
@@ -219,6 +220,10 @@ struct Launched {
     group: lifetime::Group,
     out_r: Option<OwnedFd>,
     err_r: OwnedFd,
+    /// The program's argument and environment strings, freed only once the call is over: until
+    /// then the keeper shares the helper's memory page by page, and each page `free` writes to
+    /// is copied for the helper (measured: about 1 % of a launch).
+    image: ProgramImage,
 }
 
 /// Why a launch did not start the program.
@@ -274,7 +279,7 @@ fn launch(
     };
     let group = lifetime::start(&mut sandbox, &image, Stdio { stdin, stdout: out_w, stderr: err_w })
         .map_err(NotStarted::Failed)?;
-    Ok(Launched { sandbox, group, out_r, err_r })
+    Ok(Launched { sandbox, group, out_r, err_r, image })
 }
 
 /// The call stops a tenth before `[tool.run] timeout`, so the harness gets what was printed
