@@ -70,13 +70,20 @@ pub(super) fn keeper_main(
         },
         None => None,
     };
-    let forked = match sandbox.clone_flags() {
-        // The keeper has one thread (checked); the child ends in `world_init`, which never
-        // returns.
-        Some(flags) => sys::clone_into_namespaces(flags),
-        // The child ends in `program_main`, which never returns.
-        None => sys::fork(),
+    let Some(flags) = sandbox.clone_flags() else {
+        // No world: the program's process shares the keeper's memory until it executes the
+        // program (the keeper waits meanwhile), and borrows what it needs: it ends in
+        // `program_main`, which never returns (see `sys::spawn_sharing_memory`).
+        let program = sys::spawn_sharing_memory(&mut || program_main(sandbox, image, &stdio, &failure))
+            .unwrap_or_else(|_| die(rustix::io::Errno::AGAIN));
+        drop(stdio);
+        drop(failure);
+        // Nothing else of the helper's stays open here: not its pipes, not a record lock.
+        sys::close_all_except(&[status.as_fd()]);
+        keep_without_a_world(program, &status)
     };
+    // The keeper has one thread (checked); the child ends in `world_init`, which never returns.
+    let forked = sys::clone_into_namespaces(flags);
     let program = match (forked, report_w) {
         (Ok(Forked::Child), Some(report_w)) => {
             drop(status);
@@ -90,10 +97,7 @@ pub(super) fn keeper_main(
             }
             world_init(sandbox, image, stdio, failure, report_w)
         }
-        (Ok(Forked::Child), None) => {
-            drop(status);
-            program_main(sandbox, image, stdio, failure)
-        }
+        (Ok(Forked::Child), None) => unreachable!("a world's pid 1 always has its report pipe"),
         (Ok(Forked::Parent(pid)), _) => {
             // Made while pid 1 makes the mounts. A failure is said here, as a refused `clone`
             // is (pid 1, then without the pair's other end, fails too).
@@ -256,13 +260,17 @@ fn enter_start(sandbox: &Sandbox, stdio: &Stdio, failure: &OwnedFd) {
     }
 }
 
-fn program_main(sandbox: &mut Sandbox, image: &ProgramImage, stdio: Stdio, failure: OwnedFd) -> ! {
-    set_up_streams(&stdio, &failure);
+/// The program's process without a world: its streams, its starting folder, its confinement,
+/// and the program. It borrows everything: it runs in the keeper's memory (see
+/// `sys::spawn_sharing_memory`), and the keeper's own descriptors (the helper's status pipe
+/// among them) are close-on-exec, so the program holds none of them.
+fn program_main(sandbox: &mut Sandbox, image: &ProgramImage, stdio: &Stdio, failure: &OwnedFd) -> ! {
+    set_up_streams(stdio, failure);
     if let Err(why) = sandbox.enter_world() {
-        fail_start(&failure, b'S', why.as_bytes());
+        fail_start(failure, b'S', why.as_bytes());
     }
-    enter_start(sandbox, &stdio, &failure);
-    exec_confined(sandbox, image, &failure)
+    enter_start(sandbox, stdio, failure);
+    exec_confined(sandbox, image, failure)
 }
 
 /// Confines the process (capabilities, Landlock, seccomp) and executes the program.

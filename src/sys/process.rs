@@ -44,6 +44,83 @@ pub fn fork() -> Result<Forked, io::Error> {
     }
 }
 
+/// Starts a child process that runs `child` on a stack of its own while it shares this
+/// process's memory (`CLONE_VM | CLONE_VFORK`, as glibc's `posix_spawn` starts a program), and
+/// returns the child's pid once the child has executed a program or ended: until then this
+/// process is stopped by the kernel. What it saves over [`fork`] for a child that only sets
+/// itself up and executes a program: copying this process's page tables, the child's fault on
+/// every page it then touches, and the kernel's tearing down of that copy at `execve`.
+///
+/// The child is a process of its own for everything but memory: its descriptor table, signal
+/// handlers, credentials, limits, Landlock domain and seccomp filters are its own, so what it
+/// drops, resets or confines changes nothing of this process's. Its memory writes are this
+/// process's, which the caller's `child` must respect: it ends in `execve` or [`exit_now`]
+/// (one that returns is ended with 125), takes nothing by value that this process will still use or free (it borrows),
+/// and frees nothing this process will use again. The calling process must have one thread
+/// (checked), so no lock of the allocator is held by a thread that is not running.
+pub fn spawn_sharing_memory(child: &mut dyn FnMut()) -> Result<rustix::process::Pid, io::Error> {
+    ensure_single_threaded()?;
+    /// Deep enough for a test build's frames (the release child uses a few pages): only the
+    /// pages touched are ever allocated. The lowest page is a guard, so an overflow faults
+    /// (and ends the child) instead of writing below the stack.
+    const STACK: usize = 1 << 20;
+    const GUARD: usize = 4096;
+    extern "C" fn trampoline(arg: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `arg` is the pointer to the `&mut dyn FnMut` made below, valid until the
+        // parent resumes, which is after this child has executed a program or ended.
+        let child = unsafe { &mut *arg.cast::<&mut dyn FnMut()>() };
+        child();
+        // A child that returns breaks the contract: it ends here, never in glibc's `exit`,
+        // whose `atexit` handlers would run on this process's memory.
+        exit_now(125)
+    }
+    // SAFETY: a fresh private anonymous mapping, of a size that is a multiple of the page size.
+    let stack = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            STACK,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if stack == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    let unmap = || {
+        // SAFETY: the mapping made above, no longer used: the child has executed a program or
+        // ended when `clone` returns (CLONE_VFORK), or it was never started.
+        unsafe { libc::munmap(stack, STACK) };
+    };
+    // SAFETY: the lowest page of the mapping made above.
+    if unsafe { libc::mprotect(stack, GUARD, libc::PROT_NONE) } != 0 {
+        let e = io::Error::last_os_error();
+        unmap();
+        return Err(e);
+    }
+    let mut arg: &mut dyn FnMut() = child;
+    // SAFETY: the child runs `trampoline` on the mapping's top (stacks grow down on the
+    // architectures lnk builds for), and this thread is stopped until it has executed a
+    // program or ended (CLONE_VFORK), so `arg`, the closure and the stack outlive its use. This
+    // process has one thread (checked above), so no lock is held by a thread that cannot run.
+    // The closure's contract (above) keeps the shared memory consistent for this process.
+    let pid = unsafe {
+        libc::clone(
+            trampoline,
+            stack.cast::<u8>().add(STACK).cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            (&raw mut arg).cast(),
+        )
+    };
+    let failed = io::Error::last_os_error();
+    unmap();
+    match pid {
+        -1 => Err(failed),
+        pid => rustix::process::Pid::from_raw(pid).ok_or_else(|| io::Error::other("clone returned pid 0")),
+    }
+}
+
 /// Ends the calling process at once, without running destructors or `atexit` handlers (which
 /// belong to the parent in a forked child).
 pub fn exit_now(code: i32) -> ! {
