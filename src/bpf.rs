@@ -227,23 +227,27 @@ impl Policy {
 /// the left half is longer (near the root only) the split jumps over a long jump (`ja`) instead.
 /// Every instruction saved here is one the kernel verifies and JIT-compiles at every launch:
 /// installing the filter was ~0.15 ms of a launch.
+/// The split is emitted first and its offset filled in once the left half's code is there (in
+/// place: a copy of each half's code at each level was a third of the compile's time).
 fn search(ranges: &[(u32, Option<&Entry>)], unlisted: Answer, code: &mut Vec<Instruction>) {
     if let [(_, entry)] = ranges {
         leaf(*entry, unlisted, code);
         return;
     }
     let (left, right) = ranges.split_at(ranges.len() / 2);
-    let mut left_code = Vec::new();
-    search(left, unlisted, &mut left_code);
-    match u8::try_from(left_code.len()) {
-        Ok(skip) => code.push(Instruction::jump(BPF_JGE, right[0].0, skip, 0)),
+    let split = code.len();
+    code.push(Instruction::jump(BPF_JGE, right[0].0, 0, 0));
+    search(left, unlisted, code);
+    let left_len = code.len() - split - 1;
+    match u8::try_from(left_len) {
+        Ok(skip) => code[split].jt = skip,
         Err(_) => {
-            code.push(Instruction::jump(BPF_JGE, right[0].0, 0, 1));
-            let over = u32::try_from(left_code.len()).expect("a filter is small");
-            code.push(Instruction { code: BPF_JMP | BPF_JA, jt: 0, jf: 0, k: over });
+            // The left half's code moves one on: its jumps are relative and stay within it.
+            code[split].jf = 1;
+            let over = u32::try_from(left_len).expect("a filter is small");
+            code.insert(split + 1, Instruction { code: BPF_JMP | BPF_JA, jt: 0, jf: 0, k: over });
         }
     }
-    code.extend(left_code);
     search(right, unlisted, code);
 }
 

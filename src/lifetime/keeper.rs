@@ -320,15 +320,13 @@ fn world_init(
         fail_start(&failure, b'S', why.as_bytes());
     }
     enter_start(sandbox, &stdio, &failure);
-    // This process has one thread (a clone of the keeper; checked); the child ends in
-    // `exec_confined`, which never returns.
-    let program = match sys::fork() {
-        Ok(Forked::Child) => {
-            drop(report);
-            exec_confined(sandbox, image, &failure)
-        }
-        Ok(Forked::Parent(pid)) => pid,
-        Err(_) => fail_start(&failure, b'S', b"cannot start the program in its pid namespace (fork)"),
+    // This process has one thread (a clone of the keeper; checked). The program's process
+    // shares its memory until it executes the program (pid 1 waits meanwhile) and borrows what
+    // it needs; it ends in `exec_confined`, which never returns, and holds no descriptor of pid
+    // 1's past the `execve` (the report pipe is close-on-exec). See `sys::spawn_sharing_memory`.
+    let program = match sys::spawn_sharing_memory(&mut || exec_confined(sandbox, image, &failure)) {
+        Ok(pid) => pid,
+        Err(_) => fail_start(&failure, b'S', b"cannot start the program in its pid namespace (clone)"),
     };
     // The program's streams and failure pipe are the program's alone from here, so they close
     // when it (and what it started) is done with them.
