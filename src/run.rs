@@ -78,6 +78,13 @@ pub fn run(req: &RunRequest) -> Report {
         Ok(fd) => fd,
         Err(e) => return report.failed(format!("signalfd: {e}"), started),
     };
+    // Made here, before any thread or child: every thread the helper starts inherits SIGCHLD
+    // blocked, so the signal stays pending for this descriptor (see `Group::wake_on_child_exit`).
+    // The keeper blocks it too; the program's process unblocks every signal.
+    let child_ended = match crate::sys::signalfd_for(&[libc::SIGCHLD]) {
+        Ok(fd) => fd,
+        Err(e) => return report.failed(format!("signalfd: {e}"), started),
+    };
     // Anything the program's descendants leave behind is reparented to the helper, which reaps.
     let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
     let session = req.flags.tool == Tool::File;
@@ -99,7 +106,7 @@ pub fn run(req: &RunRequest) -> Report {
         kernel.probe_world_again();
         launched = launch(req, &sandbox_req, &kernel);
     }
-    let Launched { mut sandbox, group, out_r, err_r, image } = match launched {
+    let Launched { mut sandbox, mut group, out_r, err_r, image } = match launched {
         Ok(launched) => launched,
         Err(NotStarted::Refused(Refusal { exit_code, message })) => {
             // A program `commands` does not list, or none installed: lnk knows those for certain.
@@ -114,6 +121,7 @@ pub fn run(req: &RunRequest) -> Report {
         }
         Err(NotStarted::Failed(why)) => return report.failed(why, started),
     };
+    group.wake_on_child_exit(child_ended);
     report.enforcement = Some(sandbox.enforcement.clone());
     report.program_path = Some(sandbox.program_path.clone());
     // A session has no timeout: it lasts until its input closes or it is told to stop.
