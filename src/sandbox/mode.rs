@@ -185,10 +185,12 @@ fn cache_place() -> Option<(OwnedFd, String)> {
     let base = crate::private_tmp::base_path(uid).ok()?;
     let _ = rustix::fs::mkdir(&base, Mode::from_raw_mode(0o700));
     let base = crate::private_tmp::open_private_base(&base, uid).ok()?;
-    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    // One read each (`read_to_string` takes about ten for `status`, from 32 bytes up).
+    let text = |path| crate::procfs::read_whole(path).ok().and_then(|t| String::from_utf8(t).ok());
+    let boot = text("/proc/sys/kernel/random/boot_id")?;
     let userns = std::fs::read_link("/proc/self/ns/user").ok()?;
     let mountns = std::fs::read_link("/proc/self/ns/mnt").ok()?;
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let status = text("/proc/self/status")?;
     let filters = status.lines().find_map(|l| l.strip_prefix("Seccomp_filters:")).unwrap_or("0").trim();
     Some((base, format!("{} {} {} {filters} {uid} ", boot.trim(), userns.display(), mountns.display())))
 }

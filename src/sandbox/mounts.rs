@@ -53,7 +53,7 @@ impl MountTable {
         if let Some(table) = TABLE.get() {
             return Ok(table);
         }
-        let text = read_whole("/proc/self/mountinfo").map_err(|e| {
+        let text = crate::procfs::read_whole("/proc/self/mountinfo").map_err(|e| {
             format!("cannot read /proc/self/mountinfo to find bind mounts of protected paths: {e}")
         })?;
         Ok(TABLE.get_or_init(|| MountTable::parse(&text)))
@@ -100,28 +100,6 @@ impl MountTable {
             }
         }
         paths
-    }
-}
-
-/// A `/proc` file, whole: in reads of at least 16 KiB (the kernel makes its text afresh at each
-/// read, so few large reads are cheaper than `std::fs::read`'s growing ones from 32 bytes),
-/// straight into the text's spare room, which is never zeroed first (zeroing it cost a launch
-/// four page faults and a `memset` for a table of 2 KiB).
-fn read_whole(path: &str) -> Result<Vec<u8>, rustix::io::Errno> {
-    use rustix::fs::{Mode, OFlags};
-    const CHUNK: usize = 16 * 1024;
-    let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
-    let mut text: Vec<u8> = Vec::with_capacity(CHUNK);
-    loop {
-        if text.capacity() - text.len() < CHUNK {
-            text.reserve(CHUNK);
-        }
-        match rustix::io::read(&fd, rustix::buffer::spare_capacity(&mut text)) {
-            Ok(0) => return Ok(text),
-            Ok(_) => {}
-            Err(rustix::io::Errno::INTR) => {}
-            Err(e) => return Err(e),
-        }
     }
 }
 
