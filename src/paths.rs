@@ -245,8 +245,10 @@ pub fn is_beneath(path: &Path, root: &Path) -> bool {
 /// paths are normal, so a caller that breaks the rule fails the test suite, not a launch.
 pub fn within(path: &Path, root: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt as _;
-    debug_assert!(normal(path).as_deref() == Some(path), "not a normal path: {path:?}");
-    debug_assert!(normal(root).as_deref() == Some(root), "not a normal path: {root:?}");
+    // Compared as bytes: `Path`'s own `==` walks names, and would take `/a/` for `/a`.
+    let is_normal = |p: &Path| normal(p).is_some_and(|n| n.as_os_str() == p.as_os_str());
+    debug_assert!(is_normal(path), "not a normal path: {path:?}");
+    debug_assert!(is_normal(root), "not a normal path: {root:?}");
     let (path, root) = (path.as_os_str().as_bytes(), root.as_os_str().as_bytes());
     match path.strip_prefix(root) {
         Some(rest) => rest.is_empty() || rest[0] == b'/' || root == b"/",

@@ -134,6 +134,42 @@ fn a_secret_bound_again_inside_a_grant_stays_closed_there() {
 }
 
 #[test]
+fn a_secret_that_is_a_mount_point_stays_closed_where_its_folders_are_bound_inside_a_grant() {
+    // `~/.ssh` is itself a mount (of `s/vault/ssh`), and its folder `keys` is bound again inside
+    // the write grant: the secret's other name there is a mount whose root lies inside the
+    // secret's own root (found in review: a byte comparison of `/vault/ssh/` with a trailing
+    // `/` missed it, and the key was read and written by its other name).
+    let s = Scratch::new_in(Path::new("/var/tmp"), "mounted-secret");
+    let home = s.join("home");
+    plant_home(&home);
+    let vault = s.join("vault/ssh");
+    std::fs::create_dir_all(vault.join("keys")).unwrap();
+    std::fs::write(vault.join("keys/id"), "SECRET-mounted").unwrap();
+    std::fs::create_dir_all(s.join("data/w/keys")).unwrap();
+    let binds = [(vault.clone(), home.join(".ssh")), (vault.join("keys"), s.join("data/w/keys"))];
+    let binds: Vec<(&Path, &Path)> = binds.iter().map(|(a, b)| (a.as_path(), b.as_path())).collect();
+    let d = s.path.display();
+    let script = format!(
+        "cat {d}/data/w/keys/id 2>/dev/null; echo PLANTED >> {d}/data/w/keys/id 2>/dev/null; echo; echo done"
+    );
+    let policy = s.file(
+        "sb.toml",
+        format!("commands = [\"sh\", \"cat\"]\n[files]\nread = [\"{d}/home\"]\nwrite = [\"{d}/data/w\"]\n"),
+    );
+    for way in ways() {
+        let Some(mut c) = with_binds(&binds, &call(&home, &policy, &s.path, way, &["sh", "-c", &script]))
+        else {
+            return;
+        };
+        let r = Report::from(run(&mut c));
+        let context = format!("{way:?}");
+        assert_closed(&r, &context);
+        let key = std::fs::read_to_string(vault.join("keys/id")).unwrap();
+        assert_eq!(key, "SECRET-mounted", "{context}: the key was written by its other name: {}", r.raw);
+    }
+}
+
+#[test]
 fn as_root_etc_bound_inside_a_grant_keeps_its_secrets_closed() {
     if !rustix::process::geteuid().is_root() {
         eprintln!(

@@ -170,8 +170,10 @@ fn keep_without_a_world(program: Pid, status: &OwnedFd) -> ! {
         let _ = rustix::process::kill_current_process_group(Signal::KILL);
         sys::exit_now(125)
     };
-    // Before this, the parent-death signal's handler ends the group (the program cannot have
-    // made a session of its own yet: it has not run).
+    // Before this, the parent-death signal's handler ends the group. A helper that died while
+    // the program's process was setting up is seen once it has executed the program (the keeper
+    // is stopped until then): the program may then have run a few instructions, but cannot have
+    // left the group (its `setsid` and `setpgid` are refused or held for the dead helper).
     let Ok(signals) = sys::signalfd_for(&[libc::SIGCHLD, KEEPER_DEATH_SIGNAL.as_raw()]) else {
         let _ = rustix::process::kill_current_process_group(Signal::KILL);
         sys::exit_now(125)

@@ -87,7 +87,9 @@ impl MountTable {
     pub fn other_paths(&self, real: &Path, mount_id: u64) -> Vec<PathBuf> {
         let Some(home) = self.mounts.iter().find(|m| m.id == mount_id) else { return Vec::new() };
         let Ok(rest) = real.strip_prefix(&home.point) else { return Vec::new() };
-        let inside = home.root.join(rest);
+        // Not `join`: a secret that is itself a mount point has an empty `rest`, and `join` would
+        // end its root with a `/`, which no other path is `within` (found in review).
+        let inside = join_beneath(&home.root, rest);
         let mut paths = Vec::new();
         for other in self.mounts.iter().filter(|m| m.id != home.id && m.device == home.device) {
             if let Ok(beneath) = inside.strip_prefix(&other.root) {
@@ -212,6 +214,20 @@ broken line
         // Another file system, or a mount id the table does not have: none.
         assert!(t.other_paths(Path::new("/mnt/other/x"), 44).is_empty());
         assert!(t.other_paths(Path::new("/x"), 99).is_empty());
+    }
+
+    #[test]
+    fn a_secret_that_is_a_mount_point_has_the_names_of_its_folders_mounted_elsewhere() {
+        // `~/.ssh` is a mount of `/vault/ssh`; its `keys` is mounted again at `/srv/w/keys`.
+        let t = MountTable::parse(
+            b"27 1 254:0 / / rw - ext4 /dev/vda rw
+46 27 254:0 /vault/ssh /home/ann/.ssh rw - ext4 /dev/vda rw
+47 27 254:0 /vault/ssh/keys /srv/w/keys rw - ext4 /dev/vda rw
+",
+        );
+        let mut names = t.other_paths(Path::new("/home/ann/.ssh"), 46);
+        names.sort();
+        assert_eq!(names, vec![PathBuf::from("/srv/w/keys"), PathBuf::from("/vault/ssh")]);
     }
 
     #[test]
