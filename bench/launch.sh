@@ -31,7 +31,7 @@ mkdir -p "$out"
 cargo build --release --quiet
 lnk=$PWD/target/x86_64-unknown-linux-gnu/release/lnk
 CARGO_TARGET_DIR=$PWD/target/bench-landlock-only cargo build --release --quiet --features fault-points
-lnk_ll=$PWD/target/bench-landlock-only/release/lnk
+lnk_ll=$PWD/target/bench-landlock-only/x86_64-unknown-linux-gnu/release/lnk
 gcc -O2 -o "$out/lljail" "$shared/bench/lljail.c"
 gcc -O2 -o "$out/execwrap" "$shared/bench/execwrap.c"
 gcc -O2 -o "$out/keeperwrap" bench/keeperwrap.c
