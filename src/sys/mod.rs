@@ -48,6 +48,9 @@ mod tests {
         assert!(refused.contains("one thread"), "{refused}");
         let refused = clone_into_namespaces(0).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(refused.contains("one thread"), "{refused}");
+        let refused =
+            spawn_sharing_memory(&mut || exit_now(0)).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(refused.contains("one thread"), "{refused}");
         stop.send(()).unwrap();
         other.join().unwrap().unwrap();
     }

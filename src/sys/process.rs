@@ -54,10 +54,12 @@ pub fn fork() -> Result<Forked, io::Error> {
 /// The child is a process of its own for everything but memory: its descriptor table, signal
 /// handlers, credentials, limits, Landlock domain and seccomp filters are its own, so what it
 /// drops, resets or confines changes nothing of this process's. Its memory writes are this
-/// process's, which the caller's `child` must respect: it ends in `execve` or [`exit_now`]
-/// (one that returns is ended with 125), takes nothing by value that this process will still use or free (it borrows),
-/// and frees nothing this process will use again. The calling process must have one thread
-/// (checked), so no lock of the allocator is held by a thread that is not running.
+/// process's, which the caller's `child` must respect: it ends in `execve` or [`exit_now`] (one
+/// that returns is ended with 125), takes nothing by value that this process will still use or
+/// free (it borrows), and frees nothing this process will use again. The calling process must
+/// have one thread (checked), so no lock of the allocator is held by a thread that is not
+/// running. Every launch starts its program's process this way, in both modes, so the suite's
+/// every test of a call runs it.
 pub fn spawn_sharing_memory(child: &mut dyn FnMut()) -> Result<rustix::process::Pid, io::Error> {
     ensure_single_threaded()?;
     /// Deep enough for a test build's frames (the release child uses a few pages): only the
