@@ -102,11 +102,12 @@ pub fn spawn_sharing_memory(child: &mut dyn FnMut()) -> Result<rustix::process::
         return Err(e);
     }
     let mut arg: &mut dyn FnMut() = child;
-    // SAFETY: the child runs `trampoline` on the mapping's top (stacks grow down on the
-    // architectures lnk builds for), and this thread is stopped until it has executed a
-    // program or ended (CLONE_VFORK), so `arg`, the closure and the stack outlive its use. This
-    // process has one thread (checked above), so no lock is held by a thread that cannot run.
-    // The closure's contract (above) keeps the shared memory consistent for this process.
+    // The child runs `trampoline` on the mapping's top (stacks grow down on the architectures
+    // lnk builds for), and this thread is stopped until it has executed a program or ended
+    // (CLONE_VFORK). This process has one thread (checked above), so no lock is held by a
+    // thread that cannot run; the closure's contract (above) keeps the shared memory
+    // consistent for this process.
+    // SAFETY: `arg`, the closure and the stack outlive the child's use of them (see above).
     let pid = unsafe {
         libc::clone(
             trampoline,
