@@ -192,6 +192,40 @@ os._exit(3)
 }
 
 #[test]
+fn more_calls_held_at_once_than_the_server_is_handed_are_all_answered() {
+    // The receiver hands the server at most 64 calls at once; the rest wait until an answer
+    // makes room. The server tells of its answers without waking the receiver, unless calls
+    // wait (src/notify/handles.rs): were that wake-up lost, the calls still waiting once the
+    // others' threads had ended would wait for ever. 128 threads released together each make
+    // 40 held calls, and every one must end.
+    if !x86_64() {
+        return;
+    }
+    let agent = Agent::new("held-many", POLICY);
+    let script = r#"import os, threading
+d = os.path.expanduser("~/Link/Files")
+go = threading.Barrier(128)
+done = []
+def work(i):
+    f = os.path.join(d, "f%d" % i)
+    open(f, "w").close()
+    go.wait()
+    for _ in range(20):
+        os.chmod(f, 0o600); os.chmod(f, 0o644)
+    done.append(i)
+threads = [threading.Thread(target=work, args=(i,)) for i in range(128)]
+for t in threads: t.start()
+for t in threads: t.join()
+print("done=%d" % len(done), flush=True)
+"#;
+    for (mode, r) in agent.in_each_mode_at(&agent.home, &["--timeout", "60"], &[], &["python3", "-c", script])
+    {
+        assert_eq!(r.code, Some(0), "{mode}: {}", r.raw);
+        r.assert_said("done", "128");
+    }
+}
+
+#[test]
 fn the_folders_on_the_way_to_a_secret_keep_their_metadata_without_the_own_world() {
     if !x86_64() {
         return;

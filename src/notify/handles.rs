@@ -23,7 +23,8 @@
 //! `SECCOMP_IOCTL_NOTIF_ID_VALID`.
 
 use std::collections::VecDeque;
-use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
 use rustix::fs::{Mode, OFlags};
@@ -61,17 +62,24 @@ pub(super) struct Request {
 /// The server's side: asks the receiver for a handle of a held call's.
 #[derive(Clone)]
 pub struct Opener {
-    queue: Arc<Queue>,
+    inbox: Arc<Inbox>,
     wake: Arc<OwnedFd>,
 }
 
-/// The requests waiting; `None` once the receiver ended (a request is then answered at once).
-type Queue = Mutex<Option<VecDeque<Request>>>;
+/// What the server asked or told, and not yet read by the receiver.
+struct Inbox {
+    /// The requests waiting; `None` once the receiver ended (a request is then answered at
+    /// once).
+    queue: Mutex<Option<VecDeque<Request>>>,
+    /// Whether the receiver is to be woken for an answered call (it has calls waiting for
+    /// room); else it reads of them when it wakes for anything else.
+    wake_for_answers: AtomicBool,
+}
 
 /// The receiver's side: the requests waiting, and the descriptor that polls ready when one
 /// comes.
 pub(super) struct Requests {
-    queue: Arc<Queue>,
+    inbox: Arc<Inbox>,
     pub(super) ready: OwnedFd,
 }
 
@@ -79,36 +87,50 @@ pub(super) struct Requests {
 pub(super) fn pair() -> Result<(Opener, Requests), Errno> {
     let (ready, wake) =
         rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK)?;
-    let queue = Arc::new(Mutex::new(Some(VecDeque::new())));
-    Ok((Opener { queue: Arc::clone(&queue), wake: Arc::new(wake) }, Requests { queue, ready }))
+    let inbox = Arc::new(Inbox {
+        queue: Mutex::new(Some(VecDeque::new())),
+        wake_for_answers: AtomicBool::new(false),
+    });
+    Ok((Opener { inbox: Arc::clone(&inbox), wake: Arc::new(wake) }, Requests { inbox, ready }))
 }
 
 impl Opener {
     /// A handle of the held call `id`'s thread; `ENOENT` when the call is no longer held.
     pub fn open(&self, id: u64, what: What) -> Result<OwnedFd, Errno> {
         let (reply, answer) = mpsc::sync_channel(1);
-        self.push(Request { id, what: Some(what), reply: Some(reply) });
+        self.push(Request { id, what: Some(what), reply: Some(reply) }, true);
         answer.recv().unwrap_or(Err(Errno::NOENT))
     }
 
-    /// Tells the receiver the call `id` was answered: nothing more is opened for it.
+    /// Tells the receiver the call `id` was answered: nothing more is opened for it. It is
+    /// not woken for this unless it asked to be (see [`Requests::wake_for_answers`]): the
+    /// wake-up would come between the answer and the program's thread, on the CPU they share
+    /// (see [`super::placement`]).
     pub fn done(&self, id: u64) {
-        self.push(Request { id, what: None, reply: None });
+        self.push(Request { id, what: None, reply: None }, false);
     }
 
-    fn push(&self, request: Request) {
+    /// Queues `request`, and wakes the receiver if `wake` or it asked to be woken for every
+    /// answer. The setting is read after the queue's lock is let go (see
+    /// [`Requests::wake_for_answers`]).
+    fn push(&self, request: Request, wake: bool) {
         // Once the receiver is gone the request is dropped here, and its reply with it.
-        if let Some(queue) = self.queue.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        if let Some(queue) = self.inbox.queue.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
             queue.push_back(request);
         }
         // A full pipe already says there is something to read.
-        let _ = rustix::io::write(&*self.wake, &[1]);
+        if wake || self.inbox.wake_for_answers.load(Ordering::SeqCst) {
+            let _ = rustix::io::write(&*self.wake, &[1]);
+        }
     }
 }
 
 /// The handles of one held call, as the server asks for them.
 pub struct CallHandles<'a> {
     from: From<'a>,
+    /// Handles the receiver took with the call, before it checked the call was still held
+    /// (see [`taken_with`]): given again without asking.
+    taken: Vec<(What, OwnedFd)>,
 }
 
 enum From<'a> {
@@ -120,18 +142,39 @@ enum From<'a> {
 }
 
 impl<'a> CallHandles<'a> {
-    pub fn new(opener: &'a Opener, id: u64) -> CallHandles<'a> {
-        CallHandles { from: From::Receiver(opener, id) }
+    /// The handles of the held call `id`: `taken`, those the receiver took with it; any other
+    /// asked of the receiver.
+    pub fn new(opener: &'a Opener, id: u64, taken: Vec<(What, OwnedFd)>) -> CallHandles<'a> {
+        CallHandles { from: From::Receiver(opener, id), taken }
     }
 
     /// Handles of thread `tid` opened at once, for the unit tests.
     #[cfg(test)]
     pub fn of_thread(tid: u32) -> CallHandles<'static> {
-        CallHandles { from: From::Thread(tid) }
+        CallHandles { from: From::Thread(tid), taken: Vec::new() }
     }
 
-    /// `what` of the held call's thread; `ENOENT` when the call is no longer held.
+    /// `what`, if the receiver took it with the call; never asks.
+    pub fn taken(&self, what: What) -> Option<BorrowedFd<'_>> {
+        self.taken.iter().find(|(w, _)| *w == what).map(|(_, fd)| fd.as_fd())
+    }
+
+    /// `what`, to look at: the one the receiver took with the call, else opened as by
+    /// [`CallHandles::open`].
+    pub fn reach(&self, what: What) -> Result<Handle<'_>, Errno> {
+        match self.taken(what) {
+            Some(taken) => Ok(Handle::Taken(taken)),
+            None => self.open(what).map(Handle::Opened),
+        }
+    }
+
+    /// `what` of the held call's thread; `ENOENT` when the call is no longer held. One the
+    /// receiver took with the call is given again (a duplicate: an `fdinfo` is read with
+    /// `pread`, so a duplicate's shared offset does not matter).
     pub fn open(&self, what: What) -> Result<OwnedFd, Errno> {
+        if let Some(taken) = self.taken(what) {
+            return rustix::io::fcntl_dupfd_cloexec(taken, 0);
+        }
         match self.from {
             From::Receiver(opener, id) => opener.open(id, what),
             #[cfg(test)]
@@ -140,19 +183,41 @@ impl<'a> CallHandles<'a> {
     }
 }
 
+/// A handle of a held call's, borrowed from those taken with it or opened for the asker.
+pub enum Handle<'a> {
+    Taken(BorrowedFd<'a>),
+    Opened(OwnedFd),
+}
+
+impl AsFd for Handle<'_> {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Handle::Taken(fd) => fd.as_fd(),
+            Handle::Opened(fd) => fd.as_fd(),
+        }
+    }
+}
+
 impl Requests {
-    /// The requests waiting, taken.
-    pub(super) fn take(&self) -> Vec<Request> {
+    /// The requests waiting, taken; `woken`: `ready` polled ready, and is drained first.
+    pub(super) fn take(&self, woken: bool) -> Vec<Request> {
         let mut drained = [0u8; 64];
-        while rustix::io::read(&self.ready, &mut drained).is_ok_and(|n| n > 0) {}
-        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        while woken && rustix::io::read(&self.ready, &mut drained).is_ok_and(|n| n > 0) {}
+        let mut queue = self.inbox.queue.lock().unwrap_or_else(|e| e.into_inner());
         queue.as_mut().map(|q| q.drain(..).collect()).unwrap_or_default()
+    }
+
+    /// Whether each answered call wakes the receiver from now on. Set before the receiver
+    /// next takes the requests and waits: an answer told before the setting is in the queue
+    /// that take reads, and one told after it wakes the wait (the queue's lock orders the two).
+    pub(super) fn wake_for_answers(&self, wake: bool) {
+        self.inbox.wake_for_answers.store(wake, Ordering::SeqCst);
     }
 
     /// Ends the queue: what waits in it is dropped (its replies with it), and what comes later
     /// is dropped at once.
     pub(super) fn close(&self) {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.inbox.queue.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 }
 
@@ -192,6 +257,26 @@ fn open_unchecked(tid: u32, what: What) -> Result<OwnedFd, Errno> {
     }
 }
 
+/// What the receiver takes with a held socket call (`connect`, `bind`, `listen`,
+/// `getsockname` of descriptor `fd`), so that the server need not ask for it, a wake-up of each
+/// thread apiece: a copy of the descriptor, or where the kernel gives none its `O_PATH` handle;
+/// and, where the answer may put a new socket at `fd` (`puts_sockets`: the Landlock-only mode,
+/// see [`super::sockets`]), its `fdinfo` (the close-on-exec). Opened before the receiver checks
+/// the call is still held, as [`open_for`] does; what could not be opened is left out, and
+/// asked for as any other.
+pub(super) fn taken_with(tid: u32, nr: libc::c_long, fd: i32, puts_sockets: bool) -> Vec<(What, OwnedFd)> {
+    let mut taken = Vec::with_capacity(2);
+    let reached = match copy_of(tid, fd) {
+        Ok(copy) => Some((What::Copy(fd), copy)),
+        Err(_) => open_unchecked(tid, What::Fd(fd)).ok().map(|path| (What::Fd(fd), path)),
+    };
+    taken.extend(reached);
+    if puts_sockets && [libc::SYS_connect, libc::SYS_bind, libc::SYS_listen].contains(&nr) {
+        taken.extend(open_unchecked(tid, What::FdInfo(fd)).ok().map(|info| (What::FdInfo(fd), info)));
+    }
+    taken
+}
+
 /// Whether the kernel gives lnk copies of a process's descriptors (`pidfd_getfd`), asked of
 /// lnk's own process: container runtimes' default seccomp profiles refuse it.
 pub fn copies_available() -> bool {
@@ -216,12 +301,13 @@ pub(super) fn copy_of(tid: u32, fd: i32) -> Result<OwnedFd, Errno> {
     rustix::process::pidfd_getfd(pidfd.as_fd(), fd, PidfdGetfdFlags::empty())
 }
 
-/// Reads the whole of a small `/proc` file the receiver opened (a status, an `fdinfo`).
-pub fn read_small(file: &OwnedFd) -> Result<Vec<u8>, Errno> {
+/// Reads the whole of a small `/proc` file the receiver opened (a status, an `fdinfo`), from
+/// its start whatever its offset.
+pub fn read_small(file: impl AsFd) -> Result<Vec<u8>, Errno> {
     let mut text = vec![0u8; 4096];
     let mut filled = 0;
     while filled < text.len() {
-        match rustix::io::read(file, &mut text[filled..]) {
+        match rustix::io::pread(&file, &mut text[filled..], filled as u64) {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(Errno::INTR) => {}

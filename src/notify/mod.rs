@@ -52,10 +52,12 @@ pub mod inotify;
 pub mod memfd;
 pub mod memory;
 pub mod metadata;
+mod placement;
 mod receiver;
 pub mod request;
 mod server;
 pub mod shm;
+mod socket_names;
 pub mod sockets;
 pub mod terminal;
 pub mod unix_records;
@@ -180,6 +182,10 @@ pub struct Shared {
     found: Mutex<Found>,
     /// The terminals the helper made for the call (see [`terminal`]).
     pairs: terminal::Pairs,
+    /// The server thread, which the receiver brings to the CPU of the call it hands over.
+    server_thread: placement::ServerThread,
+    /// The sockets the helper named: a `getsockname` of any other goes on from the receiver.
+    socket_names: socket_names::SocketNames,
 }
 
 #[derive(Default)]
@@ -324,6 +330,8 @@ impl Notifier {
             shared: Arc::new(Shared {
                 found: Mutex::new(Found::default()),
                 pairs: terminal::Pairs::default(),
+                server_thread: placement::ServerThread::default(),
+                socket_names: socket_names::SocketNames::default(),
             }),
             _stop: None,
         }
@@ -374,6 +382,7 @@ impl Notifier {
     /// news of groups on, or `None` when they could not be started.
     fn serve(&mut self, listener: OwnedFd) -> Option<OwnedFd> {
         let (grants, tmp, appetite) = self.plan.take()?;
+        let puts_sockets = grants.world_diag.is_none();
         // Read here, where `/proc` may be read: the server may not.
         if let Some(loopback) = &grants.connects {
             loopback.learn_port_band();
@@ -391,6 +400,8 @@ impl Notifier {
         let (stop_r, stop_w) = pipe()?;
         let (opener, requests) = handles::pair().ok()?;
         let (jobs, handed) = std::sync::mpsc::channel();
+        // Speed only (see `placement`): a kernel without it wakes as before.
+        let _ = crate::sys::seccomp_notif_wake_on_this_cpu(listener.as_fd());
         let listener = Arc::new(listener);
         let (server_listener, server_shared) = (Arc::clone(&listener), Arc::clone(&self.shared));
         std::thread::Builder::new()
@@ -402,7 +413,7 @@ impl Notifier {
             .name("lnk-held-recv".into())
             .spawn(move || {
                 let (stop, news) = (stop_r, news_w);
-                receiver::run(receiver::Parts { listener, requests, jobs, shared, stop, news })
+                receiver::run(receiver::Parts { listener, requests, jobs, shared, stop, news, puts_sockets })
             })
             .ok()?;
         self._stop = Some(stop_w);

@@ -35,7 +35,8 @@ use rustix::io::Errno;
 
 use super::handles::{self, Requests};
 use super::memory::Memory;
-use super::request::{self, Call, Counted};
+use super::placement::Placement;
+use super::request::{self, Call, Counted, SocketCall};
 use super::{Held, NOTIF_SIZE, Shared};
 
 /// A call handed to the server: the notification and the calling thread's memory (none for a
@@ -43,11 +44,12 @@ use super::{Held, NOTIF_SIZE, Shared};
 pub(super) struct Job {
     pub(super) held: Held,
     pub(super) memory: Option<Memory>,
-    /// For a socket call (`connect`, `bind`, `listen`, `getsockname`), a copy of the descriptor
-    /// it names (`pidfd_getfd`), taken while the call is held (so of that thread's table), where
-    /// the kernel gives one: the held socket calls act on it or tell a TCP socket by it (see
-    /// [`super::world_connects`], [`super::unix_sockets`]), a step fewer than asking for it.
-    pub(super) copy: Option<OwnedFd>,
+    /// For a socket call (`connect`, `bind`, `listen`, `getsockname`), what the server needs of
+    /// the descriptor it names ([`handles::taken_with`]: a copy, its `fdinfo`), taken while the
+    /// call is held (so of that thread's table): the held socket calls act on the copy or tell
+    /// a TCP socket by it (see [`super::sockets`], [`super::world_connects`],
+    /// [`super::unix_sockets`]) without asking the receiver, a wake-up of each thread apiece.
+    pub(super) taken: Vec<(handles::What, OwnedFd)>,
 }
 
 /// The most calls handed over and not yet answered. Each holds a descriptor of the helper's (the
@@ -69,14 +71,22 @@ pub(super) struct Parts {
     /// Written a byte each time a group is noted (the call's lifetime records it), and closed
     /// when the receiver ends.
     pub(super) news: OwnedFd,
+    /// Whether a held socket call's answer may put a new socket at its descriptor (the
+    /// Landlock-only mode: [`super::sockets`]); the own world's connects act on the copy.
+    pub(super) puts_sockets: bool,
 }
 
 /// Runs until the listener is done (no process uses the filter any more), `stop` polls ready
 /// (the call ended), or the server is gone.
 pub(super) fn run(parts: Parts) {
-    let Parts { listener, requests, jobs, shared, stop, news } = parts;
+    let Parts { listener, requests, jobs, shared, stop, news, puts_sockets } = parts;
     let mut handed: HashMap<u64, u32> = HashMap::new();
-    let mut state = State { handed: &mut handed, waiting: std::collections::VecDeque::new() };
+    let mut state = State {
+        handed: &mut handed,
+        waiting: std::collections::VecDeque::new(),
+        placement: Placement::new(),
+        puts_sockets,
+    };
     serve(&listener, &requests, &jobs, &shared, &stop, &news, &mut state);
     // Whatever the server asks from now on is answered at once: its call is no longer held.
     requests.close();
@@ -92,6 +102,11 @@ fn serve(
     state: &mut State<'_>,
 ) {
     loop {
+        // First what the server asked, or told: an answered call is told without a wake-up
+        // (see `handles::Opener::done`), so it is read here, before each wait.
+        if !answer_requests(listener, requests, (jobs, shared), state, false) {
+            return;
+        }
         let mut fds = [
             PollFd::new(listener, PollFlags::IN),
             PollFd::new(&requests.ready, PollFlags::IN),
@@ -112,28 +127,8 @@ fn serve(
         if asked.intersects(PollFlags::HUP | PollFlags::ERR) && !asked.intersects(PollFlags::IN) {
             return;
         }
-        if !asked.is_empty() {
-            for request in requests.take() {
-                match (request.what, request.reply) {
-                    (Some(what), Some(reply)) => {
-                        let answer = match state.handed.get(&request.id) {
-                            Some(tid) => handles::open_for(listener.as_fd(), request.id, *tid, what),
-                            None => Err(Errno::NOENT),
-                        };
-                        let _ = reply.send(answer);
-                    }
-                    _ => {
-                        state.handed.remove(&request.id);
-                        // Room again: a call that waited is handed over.
-                        while state.handed.len() < MAX_HANDED_OVER {
-                            let Some(held) = state.waiting.pop_front() else { break };
-                            if !hand_over(listener.as_fd(), held, jobs, state) {
-                                return;
-                            }
-                        }
-                    }
-                }
-            }
+        if !answer_requests(listener, requests, (jobs, shared), state, !asked.is_empty()) {
+            return;
         }
         if held_ready.intersects(PollFlags::IN) {
             if !take_one(listener.as_fd(), jobs, shared, news, state) {
@@ -143,7 +138,43 @@ fn serve(
             // No process uses the filter any more, so none has a call held.
             return;
         }
+        // Calls waiting for room: each answer is news to be woken for.
+        requests.wake_for_answers(!state.waiting.is_empty());
     }
+}
+
+/// Opens what the server asked for, and forgets the calls it answered, handing over those
+/// that waited for room (`woken`: the requests' pipe polled ready, and is drained). False when
+/// the server is gone.
+fn answer_requests(
+    listener: &OwnedFd,
+    requests: &Requests,
+    (jobs, shared): (&mpsc::Sender<Job>, &Shared),
+    state: &mut State<'_>,
+    woken: bool,
+) -> bool {
+    for request in requests.take(woken) {
+        match (request.what, request.reply) {
+            (Some(what), Some(reply)) => {
+                let answer = match state.handed.get(&request.id) {
+                    Some(tid) => handles::open_for(listener.as_fd(), request.id, *tid, what),
+                    None => Err(Errno::NOENT),
+                };
+                let _ = reply.send(answer);
+            }
+            _ => {
+                state.handed.remove(&request.id);
+                // Room again: a call that waited is handed over.
+                while state.handed.len() < MAX_HANDED_OVER {
+                    let Some(held) = state.waiting.pop_front() else { break };
+                    if !hand_over(listener.as_fd(), held, (jobs, shared), state) {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+    true
 }
 
 /// What the receiver keeps between calls: the calls handed over (id → thread), and those
@@ -152,6 +183,10 @@ struct State<'a> {
     handed: &'a mut HashMap<u64, u32>,
     /// Calls waiting to be handed over (see [`MAX_HANDED_OVER`]).
     waiting: std::collections::VecDeque<Held>,
+    /// Where the server runs (see [`super::placement`]).
+    placement: Placement,
+    /// See [`Parts::puts_sockets`].
+    puts_sockets: bool,
 }
 
 /// Takes one held call and answers it or hands it over. False when there is nothing more to
@@ -209,13 +244,35 @@ fn take_one(
             answer_pid(listener, &held, pid);
             return true;
         }
+        // The name of a socket the helper never named: the kernel tells it.
+        Ok(Call::Socket(SocketCall::Name { fd, .. })) if !named_by_the_helper(&held, shared, fd) => {
+            let _ = crate::sys::seccomp_notif_continue(listener, held.id);
+            return true;
+        }
         _ => {}
     }
     if state.handed.len() >= MAX_HANDED_OVER {
         state.waiting.push_back(held);
         return true;
     }
-    hand_over(listener, held, jobs, state)
+    hand_over(listener, held, (jobs, shared), state)
+}
+
+/// Whether the held thread's descriptor `fd` may be a socket the helper named (see
+/// [`super::socket_names`]); true too when `/proc` cannot say what it is: the server then
+/// decides. Only its inode is looked at (`stat` through `/proc/<tid>/fd/N`), nothing opened. A
+/// thread gone since, whose number another took, makes this look at another's descriptor: the
+/// call is then no longer held, and no answer reaches anyone.
+fn named_by_the_helper(held: &Held, shared: &Shared, fd: i32) -> bool {
+    if fd < 0 {
+        return true;
+    }
+    match rustix::fs::stat(format!("/proc/{}/fd/{fd}", held.pid)) {
+        Ok(stat) if rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::Socket => {
+            shared.socket_names.may_have_named(stat.st_ino)
+        }
+        _ => true,
+    }
 }
 
 /// Answers a held call that names a process by `pid` (see [`crate::sandbox::seccomp::Pids`]):
@@ -256,7 +313,12 @@ fn answer_peer(listener: BorrowedFd<'_>, held: &Held, shared: &Shared, fd: i32, 
 
 /// Opens the held thread's memory and hands the call to the server. False when the server is
 /// gone.
-fn hand_over(listener: BorrowedFd<'_>, held: Held, jobs: &mpsc::Sender<Job>, state: &mut State<'_>) -> bool {
+fn hand_over(
+    listener: BorrowedFd<'_>,
+    held: Held,
+    (jobs, shared): (&mpsc::Sender<Job>, &Shared),
+    state: &mut State<'_>,
+) -> bool {
     // The memory is the holding thread's only while its call is still held. An inotify
     // instance needs none (a process that is not dumpable may still ask for one).
     let registers_only = matches!(
@@ -265,9 +327,10 @@ fn hand_over(listener: BorrowedFd<'_>, held: Held, jobs: &mpsc::Sender<Job>, sta
     );
     let memory = Memory::open(held.pid);
     let socket_calls = [libc::SYS_connect, libc::SYS_bind, libc::SYS_listen, libc::SYS_getsockname];
-    let copy = match socket_calls.contains(&libc::c_long::from(held.nr)) {
-        true => super::handles::copy_of(held.pid, held.args[0] as i32).ok(),
-        false => None,
+    let nr = libc::c_long::from(held.nr);
+    let taken = match socket_calls.contains(&nr) {
+        true => handles::taken_with(held.pid, nr, held.args[0] as i32, state.puts_sockets),
+        false => Vec::new(),
     };
     let memory = match memory {
         Ok(memory) if crate::sys::seccomp_notif_id_valid(listener, held.id) => Some(memory),
@@ -278,8 +341,13 @@ fn hand_over(listener: BorrowedFd<'_>, held: Held, jobs: &mpsc::Sender<Job>, sta
             return true;
         }
     };
+    // A server with no call in hand waits for this one: it is brought to this CPU, where the
+    // call's thread waits too.
+    if state.handed.is_empty() {
+        state.placement.bring(&shared.server_thread);
+    }
     state.handed.insert(held.id, held.pid);
-    if jobs.send(Job { held, memory, copy }).is_err() {
+    if jobs.send(Job { held, memory, taken }).is_err() {
         let _ = crate::sys::seccomp_notif_send(listener, held.id, 0, -libc::ENOSYS);
         return false;
     }

@@ -50,6 +50,7 @@ pub(super) fn run(
     tmp: OwnedFd,
     appetite: crate::sandbox_file::Appetite,
 ) {
+    shared.server_thread.tell();
     // Made before the confinement (it opens `/proc/self/fdinfo`, which the confinement then
     // lets it read). None: nothing can count the call's inotify use, so none is made.
     let mut inotify = Inotify::new(appetite.inotify_instances, appetite.inotify_watches).ok();
@@ -128,9 +129,10 @@ pub(super) fn run(
         if let Some(mut job) = job {
             let id = job.held.id;
             let mut refused = None;
-            let handles = CallHandles::new(&opener, id);
+            let handles = CallHandles::new(&opener, id, std::mem::take(&mut job.taken));
             let fdinfo = fdinfo.as_ref().map(|f| f.as_fd());
-            let serving = Serving { grants: &grants, pairs: &shared.pairs, fdinfo, handles: &handles };
+            let names = &shared.socket_names;
+            let serving = Serving { grants: &grants, pairs: &shared.pairs, fdinfo, handles: &handles, names };
             let answer = perform(listener.as_fd(), &serving, inotify.as_mut(), &mut job, &mut refused);
             if let Some(refusal) = refused {
                 shared.refused(refusal);
@@ -201,6 +203,8 @@ struct Serving<'a> {
     /// The helper's `/proc/self/fdinfo`, where the call's terminals are counted.
     fdinfo: Option<BorrowedFd<'a>>,
     handles: &'a CallHandles<'a>,
+    /// Where the sockets the helper names are noted.
+    names: &'a super::socket_names::SocketNames,
 }
 
 /// Decodes and performs one held call, answering for the program. A refusal the report should
@@ -212,7 +216,7 @@ fn perform(
     job: &mut Job,
     refused: &mut Option<Refusal>,
 ) -> Result<Reply, Errno> {
-    let Serving { grants, pairs, fdinfo, handles } = *serving;
+    let Serving { grants, pairs, fdinfo, handles, names } = *serving;
     let held = &job.held;
     // Handed over with every call but an inotify instance's.
     let memory = || job.memory.as_ref().ok_or(Errno::PERM);
@@ -250,26 +254,19 @@ fn perform(
         }
         // The own world holds its connects only (see `super::world_connects`).
         Call::Socket(SocketCall::Connect(address)) if grants.world_diag.is_some() => {
-            let copy = job.copy.take();
-            super::world_connects::connect(grants, handles, memory()?, (held.id, copy), address, refused)
+            super::world_connects::connect(grants, handles, memory()?, held.id, address, refused)
         }
         Call::Socket(call) => {
             // A socket is held only with the call's loopback; without one, none could be made.
             let loopback = grants.connects.as_ref().ok_or(Errno::PERM)?;
             let memory = memory()?;
-            let copy = job.copy.take();
-            if let Some(answer) = super::unix_sockets::perform(
-                listener,
-                held.id,
-                grants,
-                handles,
-                memory,
-                (call, copy),
-                refused,
-            ) {
+            let held_call = (listener, held.id, names);
+            if let Some(answer) =
+                super::unix_sockets::perform(held_call, grants, handles, memory, call, refused)
+            {
                 return answer;
             }
-            super::sockets::perform(listener, held.id, loopback, handles, memory, call)
+            super::sockets::perform(held_call, loopback, handles, memory, call)
         }
         // An open that may be `posix_openpt`'s or `shm_open`'s: the path read once decides.
         Call::Shm(ShmCall::Open { dirfd, path, flags, mode }) => {

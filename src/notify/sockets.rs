@@ -49,9 +49,10 @@ use rustix::io::Errno;
 use rustix::net::AddressFamily;
 
 use super::Reply;
-use super::handles::{CallHandles, What};
+use super::handles::{CallHandles, Handle, What};
 use super::memory::Memory;
 use super::request::{Address, SocketCall};
+use super::socket_names::SocketNames;
 use crate::proxy::loopback::{Loopback, may_listen_on};
 
 /// `sizeof(struct sockaddr_storage)`: the longest address the kernel takes.
@@ -73,10 +74,10 @@ pub(super) struct Socket {
 }
 
 /// Performs one held socket call (whose thread's handles are `handles`), answering for the
-/// program.
-pub fn perform(
-    listener: BorrowedFd<'_>,
-    id: u64,
+/// program; a socket put at its descriptor with a name the program asked for is noted in
+/// `names`.
+pub(super) fn perform(
+    (listener, id, names): (BorrowedFd<'_>, u64, &SocketNames),
     loopback: &Loopback,
     handles: &CallHandles<'_>,
     memory: &Memory,
@@ -120,7 +121,7 @@ pub fn perform(
                 return Err(Errno::ADDRNOTAVAIL);
             }
             let made = loopback.bind(asked, family, socket.flags.contains(OFlags::NONBLOCK))?;
-            put(listener, id, &made, fd, &socket)
+            put_named(names, (listener, id), &made, fd, &socket)
         }
         SocketCall::Listen { fd, .. } => {
             let socket = socket(handles, fd)?;
@@ -131,7 +132,7 @@ pub fn perform(
             let nonblocking = socket.flags.contains(OFlags::NONBLOCK);
             if loopback.bound(socket.inode).is_some() {
                 let made = loopback.listen_bound(socket.inode, family, nonblocking)?;
-                return put(listener, id, &made, fd, &socket);
+                return put_named(names, (listener, id), &made, fd, &socket);
             }
             if in_use(loopback, handles, fd, socket.inode) {
                 return Err(Errno::INVAL);
@@ -142,10 +143,10 @@ pub fn perform(
                 _ => SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, 0)),
             };
             let made = loopback.listen(wildcard, family, nonblocking)?;
-            put(listener, id, &made, fd, &socket)
+            put_named(names, (listener, id), &made, fd, &socket)
         }
         SocketCall::Name { fd, address, len } => {
-            let inode = socket_inode(handles, fd)?.1;
+            let inode = socket_inode(handles, fd, &mut None)?.1;
             let Some(server) = loopback.named(inode) else { return Ok(Reply::Continue) };
             let family = socket(handles, fd)?.tcp.ok_or(Errno::INVAL)?;
             write_name(handles, address, len, &encode_sockaddr(server.asked, family))?;
@@ -180,6 +181,19 @@ fn put(listener: BorrowedFd<'_>, id: u64, made: &OwnedFd, fd: i32, socket: &Sock
     Ok(Reply::Done)
 }
 
+/// [`put`]s `made`, a socket with the name the program asked for, noted in `names` first (so
+/// that the receiver hands over its `getsockname`).
+fn put_named(
+    names: &SocketNames,
+    (listener, id): (BorrowedFd<'_>, u64),
+    made: &OwnedFd,
+    fd: i32,
+    socket: &Socket,
+) -> Result<Reply, Errno> {
+    names.note(rustix::fs::fstat(made)?.st_ino);
+    put(listener, id, made, fd, socket)
+}
+
 /// Whether the program's socket `inode` (at `fd`) is connected or listening already: one the
 /// helper made, or, when the program could have one the helper does not know (a connection its
 /// own listener accepted; a socket passed in as a standard stream), what the kernel says of it:
@@ -208,7 +222,7 @@ fn in_use(loopback: &Loopback, handles: &CallHandles<'_>, fd: i32, inode: u64) -
 /// socket `inode` (the program's threads put another at `fd` meanwhile). The copy is closed at
 /// once; nothing is done with it but these two questions.
 fn asked_on_a_copy(handles: &CallHandles<'_>, fd: i32, inode: u64) -> Option<bool> {
-    let copy = handles.open(What::Copy(fd)).ok()?;
+    let copy = handles.reach(What::Copy(fd)).ok()?;
     if rustix::fs::fstat(&copy).ok()?.st_ino != inode {
         return None;
     }
@@ -219,7 +233,8 @@ fn asked_on_a_copy(handles: &CallHandles<'_>, fd: i32, inode: u64) -> Option<boo
 /// What the program's descriptor `fd` is (see [`Socket`]). `EBADF` if it has none; `ENOTSOCK`
 /// unless it is a socket.
 pub(super) fn socket(handles: &CallHandles<'_>, fd: i32) -> Result<Socket, Errno> {
-    let (reached, inode) = socket_inode(handles, fd)?;
+    let mut opened = None;
+    let (reached, inode) = socket_inode(handles, fd, &mut opened)?;
     // The kernel names a socket's protocol in an attribute of its inode, reached here through
     // lnk's own descriptor of it.
     let mut name = [0u8; 32];
@@ -237,11 +252,22 @@ pub(super) fn socket(handles: &CallHandles<'_>, fd: i32) -> Result<Socket, Errno
     Ok(Socket { inode, tcp, flags: descriptor_flags(handles, fd)? })
 }
 
-/// The program's socket at `fd`, as an `O_PATH` descriptor of lnk's own, and its inode.
-/// `EBADF` if it has none; `ENOTSOCK` unless it is a socket.
-fn socket_inode(handles: &CallHandles<'_>, fd: i32) -> Result<(OwnedFd, u64), Errno> {
-    let reached = handles.open(What::Fd(fd))?;
-    let stat = rustix::fs::fstat(&reached).map_err(|_| Errno::BADF)?;
+/// The program's socket at `fd`, as a descriptor of lnk's own (the copy the receiver took
+/// with the call, else an `O_PATH` one, put in `opened`), and its inode. `EBADF` if it has
+/// none; `ENOTSOCK` unless it is a socket.
+fn socket_inode<'h>(
+    handles: &'h CallHandles<'_>,
+    fd: i32,
+    opened: &'h mut Option<Handle<'h>>,
+) -> Result<(BorrowedFd<'h>, u64), Errno> {
+    let reached = match handles.taken(What::Copy(fd)) {
+        Some(copy) => copy,
+        None => {
+            let reached: &'h Handle<'h> = Option::insert(opened, handles.reach(What::Fd(fd))?);
+            reached.as_fd()
+        }
+    };
+    let stat = rustix::fs::fstat(reached).map_err(|_| Errno::BADF)?;
     if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::Socket {
         return Err(Errno::NOTSOCK);
     }
@@ -330,7 +356,7 @@ fn encode_sockaddr(address: SocketAddr, family: AddressFamily) -> Vec<u8> {
 /// The status flags of the program's descriptor `fd` (its `O_NONBLOCK`, and `O_CLOEXEC` as
 /// `/proc` shows the descriptor's close-on-exec), from its `fdinfo`.
 fn descriptor_flags(handles: &CallHandles<'_>, fd: i32) -> Result<OFlags, Errno> {
-    let info = handles.open(What::FdInfo(fd)).map_err(|_| Errno::BADF)?;
+    let info = handles.reach(What::FdInfo(fd)).map_err(|_| Errno::BADF)?;
     let text = super::handles::read_small(&info).map_err(|_| Errno::BADF)?;
     parse_fdinfo_flags(&text).ok_or(Errno::BADF)
 }

@@ -70,6 +70,7 @@ use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
 use super::handles::{CallHandles, What};
 use super::memory::Memory;
 use super::request::{Address, SocketCall};
+use super::socket_names::SocketNames;
 use super::unix_records::{Bound, State, UnixSockets};
 use super::{Grants, Refusal, Reply};
 
@@ -95,24 +96,22 @@ pub enum UnixAddress {
 }
 
 /// Performs a held socket call when its descriptor is a Unix socket: `None` for any other
-/// (a TCP socket's, see [`super::sockets`]). `copy` is the copy of the descriptor the receiver
-/// took with the call, if any.
-pub fn perform(
-    listener: BorrowedFd<'_>,
-    id: u64,
+/// (a TCP socket's, see [`super::sockets`]).
+pub(super) fn perform(
+    (listener, id, names): (BorrowedFd<'_>, u64, &SocketNames),
     grants: &Grants,
     handles: &CallHandles<'_>,
     memory: &Memory,
-    (call, copy): (SocketCall, Option<OwnedFd>),
+    call: SocketCall,
     refused: &mut Option<Refusal>,
 ) -> Option<Result<Reply, Errno>> {
     let fd = match call {
         SocketCall::Connect(Address { fd, .. }) | SocketCall::Bind(Address { fd, .. }) => fd,
         SocketCall::Listen { fd, .. } | SocketCall::Name { fd, .. } => fd,
     };
-    // A TCP socket told by the receiver's copy at once (the TCP calls' own path asks `/proc`).
-    if copy.as_ref().is_some_and(|c| rustix::net::sockopt::socket_domain(c).ok() != Some(AddressFamily::UNIX))
-    {
+    // A TCP socket told by the receiver's copy at once.
+    let taken = handles.taken(What::Copy(fd));
+    if taken.is_some_and(|c| rustix::net::sockopt::socket_domain(c).ok() != Some(AddressFamily::UNIX)) {
         return None;
     }
     let socket = super::sockets::socket(handles, fd).ok()?;
@@ -126,7 +125,7 @@ pub fn perform(
     }
     // Every other call acts on a copy of the program's socket, and only if it is the socket
     // looked at (the program's threads may have put another at `fd` meanwhile).
-    let copy = match copy.map_or_else(|| handles.open(What::Copy(fd)), Ok) {
+    let copy = match handles.open(What::Copy(fd)) {
         Ok(copy) => copy,
         // No such descriptor; or the call is no longer held (its thread interrupted, or gone).
         Err(e @ (Errno::BADF | Errno::NOENT)) => return Some(Err(e)),
@@ -151,9 +150,13 @@ pub fn perform(
     let unix = &grants.unix;
     Some(match call {
         SocketCall::Listen { backlog, .. } => rustix::net::listen(&copy, backlog).map(|()| Reply::Done),
-        SocketCall::Bind(Address { address, len, .. }) => read_address(memory, address, len)
-            .and_then(|(asked, parsed)| bind(unix, grants, handles, &copy, (asked, parsed), refused))
-            .map(|()| Reply::Done),
+        SocketCall::Bind(Address { address, len, .. }) => {
+            // Noted before it is bound, in case it is: its name is the one the program asked for.
+            names.note(socket.inode);
+            read_address(memory, address, len)
+                .and_then(|(asked, parsed)| bind(unix, grants, handles, &copy, (asked, parsed), refused))
+                .map(|()| Reply::Done)
+        }
         SocketCall::Connect(Address { address, len, .. }) => {
             let target = read_address(memory, address, len).and_then(|(_, parsed)| match parsed {
                 UnixAddress::Unnamed => Err(Errno::INVAL),

@@ -132,19 +132,19 @@ impl Pending {
     }
 }
 
-/// Performs the program's held `connect` (its thread's handles are `handles`; `copy`, the copy
-/// of its descriptor the receiver took, if any) in the own world.
+/// Performs the program's held `connect` (its thread's handles are `handles`) in the own
+/// world.
 pub fn connect(
     grants: &Grants,
     handles: &CallHandles<'_>,
     memory: &Memory,
-    (id, copy): (u64, Option<OwnedFd>),
+    id: u64,
     Address { fd, address, len }: Address,
     refused: &mut Option<Refusal>,
 ) -> Result<Reply, Errno> {
     let diag = grants.world_diag.as_ref().ok_or(Errno::PERM)?;
     // The copy the receiver took with the call, or, where it got none, asked for now.
-    let copy = match copy.map_or_else(|| handles.open(What::Copy(fd)), Ok) {
+    let copy = match handles.open(What::Copy(fd)) {
         Ok(copy) => copy,
         // No such descriptor; or the call is no longer held (its thread interrupted, or gone).
         Err(e @ (Errno::BADF | Errno::NOENT)) => return Err(e),
