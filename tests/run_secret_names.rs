@@ -452,6 +452,18 @@ fn a_sandbox_file_inside_a_write_grant_is_refused_before_anything_runs() {
     // The same file outside every write grant runs.
     let r = Report::from(run(&mut call(&home, &outside, &home, ways()[0], &["sh", "-c", "echo ran"])));
     assert_eq!(r.out(), "ran\n", "{}", r.raw);
+    // And so it does by a relative path from a work folder that is the write grant itself (a
+    // harness's usual place): nothing in the call can move the grant's own folder. Through a
+    // folder inside the grant, which a program could make a link, it is refused.
+    let work = home.join("Link/Files");
+    std::fs::create_dir_all(work.join("sub")).unwrap();
+    let up = Path::new("../../../sb.toml");
+    let r = Report::from(run(&mut call(&home, up, &work, ways()[0], &["sh", "-c", "echo ran"])));
+    assert_eq!(r.out(), "ran\n", "{}", r.raw);
+    let through = Path::new("sub/../../../../sb.toml");
+    let r = Report::from(run(&mut call(&home, through, &work, ways()[0], &["sh", "-c", "echo PROGRAM-RAN"])));
+    assert_eq!(r.code, Some(126), "{}", r.raw);
+    assert!(r.json["error"].as_str().unwrap().contains("Link/Files/sub"), "{}", r.raw);
 }
 
 #[test]

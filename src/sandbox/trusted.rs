@@ -85,17 +85,23 @@ pub fn reached_by_write_grants(trusted: &[Trusted], write: &[PathBuf]) -> Result
         let Some(absolute) = crate::paths::absolute_lexically(&file.path) else { continue };
         let walk = walk(&absolute, &mut walked, aliases)?;
         // Each link and each folder a `..` stepped out of: what is at its name decides where
-        // the path leads.
-        let mut places = walk.links;
-        places.extend(walk.kept);
+        // the path leads, and a program may put something else at a name whose folder it may
+        // write, that is, strictly beneath a write grant. A grant's own folder, stepped out
+        // of (`../sandbox.toml` from a work folder that is the grant), stays where it is
+        // (found as a harness calls: refused before). The file itself, and its other names,
+        // may be neither a grant nor in one.
+        let mut places: Vec<(PathBuf, bool)> = walk.links.into_iter().map(|p| (p, true)).collect();
+        places.extend(walk.kept.into_iter().map(|p| (p, true)));
         if let Some(real) = walk.real {
             if let Some(mount) = walk.mount {
-                places.extend(table.other_paths(&real, mount));
+                places.extend(table.other_paths(&real, mount).into_iter().map(|p| (p, false)));
             }
-            places.push(real);
+            places.push((real, false));
         }
-        for place in places {
-            if let Some(grant) = write.iter().position(|w| crate::paths::within(&place, w)) {
+        for (place, named_in_its_folder) in places {
+            let reached =
+                |w: &PathBuf| crate::paths::within(&place, w) && !(named_in_its_folder && place == *w);
+            if let Some(grant) = write.iter().position(reached) {
                 return Ok(Some(Reached { file: index, grant, place }));
             }
         }
