@@ -30,6 +30,8 @@ use std::sync::{Arc, Mutex, mpsc};
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
+use super::closer::ProgramCopy;
+
 /// A handle of the held thread's, as the server asks for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum What {
@@ -159,12 +161,20 @@ impl<'a> CallHandles<'a> {
         self.taken.iter().find(|(w, _)| *w == what).map(|(_, fd)| fd.as_fd())
     }
 
+    /// A copy of the program's descriptor `fd`, closed apart from the held calls when dropped
+    /// (see [`super::closer`]): the one the receiver took with the call (a duplicate), else
+    /// asked for.
+    pub fn copy(&self, fd: i32) -> Result<ProgramCopy, Errno> {
+        self.open(What::Copy(fd)).map(ProgramCopy::new)
+    }
+
     /// `what`, to look at: the one the receiver took with the call, else opened as by
-    /// [`CallHandles::open`].
+    /// [`CallHandles::open`] (never a copy: see [`CallHandles::copy`]).
     pub fn reach(&self, what: What) -> Result<Handle<'_>, Errno> {
-        match self.taken(what) {
-            Some(taken) => Ok(Handle::Taken(taken)),
-            None => self.open(what).map(Handle::Opened),
+        match (self.taken(what), what) {
+            (Some(taken), _) => Ok(Handle::Taken(taken)),
+            (None, What::Copy(_)) => Err(Errno::INVAL),
+            (None, _) => self.open(what).map(Handle::Opened),
         }
     }
 
@@ -179,6 +189,18 @@ impl<'a> CallHandles<'a> {
             From::Receiver(opener, id) => opener.open(id, what),
             #[cfg(test)]
             From::Thread(tid) => open_unchecked(tid, what),
+        }
+    }
+}
+
+impl Drop for CallHandles<'_> {
+    fn drop(&mut self) {
+        // A copy of the program's descriptor may be its last: closed apart.
+        for (what, taken) in self.taken.drain(..) {
+            match what {
+                What::Copy(_) => super::closer::close_apart(taken),
+                _ => drop(taken),
+            }
         }
     }
 }
@@ -222,10 +244,22 @@ impl Requests {
 }
 
 /// Opens `what` of thread `tid`, whose call `id` is held on `listener`; `ENOENT` once it is not
-/// (whatever was opened is then dropped: it may be another process's).
+/// (whatever was opened is then dropped: it may be another process's). A copy is taken through
+/// a pidfd of the thread opened before the check, and only after it: the check proves the pidfd
+/// is the held thread's, so the copy can come from no other process's table, even once the
+/// thread is gone and its number another's (a copy taken by number first would have been that
+/// process's descriptor for a moment, its socket's cgroup tags rewritten: found in review).
 pub(super) fn open_for(listener: BorrowedFd<'_>, id: u64, tid: u32, what: What) -> Result<OwnedFd, Errno> {
+    let held = || crate::sys::seccomp_notif_id_valid(listener, id);
+    if let What::Copy(fd) = what {
+        let thread = thread_pidfd(tid)?;
+        if !held() {
+            return Err(Errno::NOENT);
+        }
+        return copy_through(&thread, fd);
+    }
     let opened = open_unchecked(tid, what)?;
-    if !crate::sys::seccomp_notif_id_valid(listener, id) {
+    if !held() {
         return Err(Errno::NOENT);
     }
     Ok(opened)
@@ -259,22 +293,36 @@ fn open_unchecked(tid: u32, what: What) -> Result<OwnedFd, Errno> {
 
 /// What the receiver takes with a held socket call (`connect`, `bind`, `listen`,
 /// `getsockname` of descriptor `fd`), so that the server need not ask for it, a wake-up of each
-/// thread apiece: a copy of the descriptor, or where the kernel gives none its `O_PATH` handle;
-/// and, where the answer may put a new socket at `fd` (`puts_sockets`: the Landlock-only mode,
-/// see [`super::sockets`]), its `fdinfo` (the close-on-exec). Opened before the receiver checks
-/// the call is still held, as [`open_for`] does; what could not be opened is left out, and
-/// asked for as any other.
-pub(super) fn taken_with(tid: u32, nr: libc::c_long, fd: i32, puts_sockets: bool) -> Vec<(What, OwnedFd)> {
-    let mut taken = Vec::with_capacity(2);
-    let reached = match copy_of(tid, fd) {
-        Ok(copy) => Some((What::Copy(fd), copy)),
-        Err(_) => open_unchecked(tid, What::Fd(fd)).ok().map(|path| (What::Fd(fd), path)),
-    };
-    taken.extend(reached);
-    if puts_sockets && [libc::SYS_connect, libc::SYS_bind, libc::SYS_listen].contains(&nr) {
-        taken.extend(open_unchecked(tid, What::FdInfo(fd)).ok().map(|info| (What::FdInfo(fd), info)));
+/// thread apiece: a copy of the descriptor; and, where the answer may put a new socket at `fd`
+/// (`puts_sockets`: the Landlock-only mode, see [`super::sockets`]), its `fdinfo` (the
+/// close-on-exec). Taken in two steps around the receiver's check that the call is still held,
+/// as [`open_for`] takes them: a pidfd of the thread and the `fdinfo` before it
+/// ([`Taking::begin`]), the copy through that pidfd after it ([`Taking::finish`]). What could not
+/// be taken is left out, and asked for as any other (where the kernel gives no copy, the
+/// server asks for the descriptor's `O_PATH` handle).
+pub(super) struct Taking {
+    fd: i32,
+    thread: Option<OwnedFd>,
+    fdinfo: Option<OwnedFd>,
+}
+
+impl Taking {
+    /// Before the check that the call is held.
+    pub(super) fn begin(tid: u32, nr: libc::c_long, fd: i32, puts_sockets: bool) -> Taking {
+        let puts = puts_sockets && [libc::SYS_connect, libc::SYS_bind, libc::SYS_listen].contains(&nr);
+        let fdinfo = match puts {
+            true => open_unchecked(tid, What::FdInfo(fd)).ok(),
+            false => None,
+        };
+        Taking { fd, thread: thread_pidfd(tid).ok(), fdinfo }
     }
-    taken
+
+    /// After the check said the call is held: the handles taken.
+    pub(super) fn finish(self) -> Vec<(What, OwnedFd)> {
+        let copy = self.thread.and_then(|thread| copy_through(&thread, self.fd).ok());
+        let copy = copy.map(|copy| (What::Copy(self.fd), copy));
+        copy.into_iter().chain(self.fdinfo.map(|info| (What::FdInfo(self.fd), info))).collect()
+    }
 }
 
 /// Whether the kernel gives lnk copies of a process's descriptors (`pidfd_getfd`), asked of
@@ -288,17 +336,30 @@ pub fn copies_available() -> bool {
     rustix::process::pidfd_getfd(me.as_fd(), number, PidfdGetfdFlags::empty()).is_ok()
 }
 
-/// A copy of thread `tid`'s descriptor `fd` (`pidfd_getfd`): `EPERM` where the kernel or a
-/// container's profile gives none.
-pub(super) fn copy_of(tid: u32, fd: i32) -> Result<OwnedFd, Errno> {
-    use rustix::process::{PidfdFlags, PidfdGetfdFlags};
+/// A copy of thread `tid`'s descriptor `fd` (`pidfd_getfd`), unchecked (the unit tests' stand-in
+/// for a held call's): `EPERM` where the kernel or a container's profile gives none.
+fn copy_of(tid: u32, fd: i32) -> Result<OwnedFd, Errno> {
+    copy_through(&thread_pidfd(tid)?, fd)
+}
+
+/// A pidfd of thread `tid`: it names that very thread, never one that takes its number later.
+fn thread_pidfd(tid: u32) -> Result<OwnedFd, Errno> {
+    use rustix::process::PidfdFlags;
     let pid =
         rustix::process::Pid::from_raw(i32::try_from(tid).map_err(|_| Errno::SRCH)?).ok_or(Errno::SRCH)?;
     // PIDFD_THREAD (Linux 6.9): the held call may be a thread's; before it, a leader's only.
     let thread = PidfdFlags::from_bits_retain(libc::O_EXCL as _);
-    let pidfd = rustix::process::pidfd_open(pid, thread)
-        .or_else(|_| rustix::process::pidfd_open(pid, PidfdFlags::empty()))?;
-    rustix::process::pidfd_getfd(pidfd.as_fd(), fd, PidfdGetfdFlags::empty())
+    rustix::process::pidfd_open(pid, thread)
+        .or_else(|_| rustix::process::pidfd_open(pid, PidfdFlags::empty()))
+}
+
+/// A copy of descriptor `fd` of the thread `thread` names (`pidfd_getfd`); `ESRCH` once it has
+/// ended, `EBADF` for a number it has no descriptor at.
+fn copy_through(thread: &OwnedFd, fd: i32) -> Result<OwnedFd, Errno> {
+    if fd < 0 {
+        return Err(Errno::BADF);
+    }
+    rustix::process::pidfd_getfd(thread.as_fd(), fd, rustix::process::PidfdGetfdFlags::empty())
 }
 
 /// Reads the whole of a small `/proc` file the receiver opened (a status, an `fdinfo`), from

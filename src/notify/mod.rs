@@ -42,9 +42,11 @@
 //!   system call of the helper's, done or not, and its answer then goes nowhere.
 //!
 //! What it costs: a socket pair and one message per launch; at the first held call, two
-//! threads; a held call costs two context switches, one more for each handle the server asks
-//! the receiver for, and a few system calls of the helper's.
+//! threads; a held call costs three wake-ups (receiver, server, the program's thread), kept on
+//! the held thread's CPU ([`placement`]), two more for each handle the server asks the receiver
+//! for (a socket call's are taken with it), and a few system calls of the helper's.
 
+mod closer;
 pub mod counts;
 pub mod groups;
 pub mod handles;
@@ -400,6 +402,8 @@ impl Notifier {
         let (stop_r, stop_w) = pipe()?;
         let (opener, requests) = handles::pair().ok()?;
         let (jobs, handed) = std::sync::mpsc::channel();
+        // Before the server, which may start no thread once confined.
+        closer::start();
         // Speed only (see `placement`): a kernel without it wakes as before.
         let _ = crate::sys::seccomp_notif_wake_on_this_cpu(listener.as_fd());
         let listener = Arc::new(listener);

@@ -21,16 +21,35 @@
 //!
 //! Trusted with nothing: a bug here can slow held calls, and cannot change an answer.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Mutex;
 
-/// The server thread's id, told by the server when it starts; 0 until then.
+use rustix::process::Pid;
+
+/// The server thread's id while it runs: told by the server when it starts, and taken back
+/// before it ends ([`Told`]), under the lock [`Placement::bring`] holds while it moves it. So
+/// the id is never used once the thread is gone and its number free for another process's
+/// (found in review).
 #[derive(Default)]
-pub(super) struct ServerThread(AtomicI32);
+pub(super) struct ServerThread(Mutex<Option<Pid>>);
+
+/// The server's side: its id, taken back when dropped (the thread's end, a panic's too).
+pub(super) struct Told<'a>(&'a ServerThread);
 
 impl ServerThread {
-    /// Called by the server thread itself, first thing.
-    pub(super) fn tell(&self) {
-        self.0.store(rustix::thread::gettid().as_raw_nonzero().get(), Ordering::Relaxed);
+    /// Called by the server thread itself, first thing; the id is told while the result lives.
+    pub(super) fn tell(&self) -> Told<'_> {
+        *self.lock() = Some(rustix::thread::gettid());
+        Told(self)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Pid>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for Told<'_> {
+    fn drop(&mut self) {
+        *self.0.lock() = None;
     }
 }
 
@@ -49,10 +68,12 @@ impl Placement {
     /// the receiver just before it hands over a call, when the server has none.
     pub(super) fn bring(&mut self, server: &ServerThread) {
         let cpu = rustix::thread::sched_getcpu();
-        let Some(tid) = rustix::process::Pid::from_raw(server.0.load(Ordering::Relaxed)) else { return };
         if self.pinned_to == Some(cpu) {
             return;
         }
+        // Held across the call: the server cannot end its life as told meanwhile.
+        let told = server.lock();
+        let Some(tid) = *told else { return };
         let mut only = rustix::thread::CpuSet::new();
         only.set(cpu);
         self.pinned_to = rustix::thread::sched_setaffinity(Some(tid), &only).ok().map(|()| cpu);
@@ -74,7 +95,7 @@ mod tests {
         let thread = {
             let server = Arc::clone(&server);
             std::thread::spawn(move || {
-                server.tell();
+                let _told = server.tell();
                 ready.send(()).unwrap();
                 // Each question: which CPUs it may run on, and where it runs, once woken.
                 for () in asked {
@@ -100,6 +121,12 @@ mod tests {
         sched_setaffinity(None, &mine).unwrap();
         drop(ask);
         thread.join().unwrap();
+        // Ended, its number free for another process's thread: never moved again (a move of
+        // a number no thread has fails anyway, so what is checked is that none is kept).
+        assert_eq!(*server.lock(), None, "an ended server's number is still kept");
+        let mut later = Placement::new();
+        later.bring(&server);
+        assert_eq!(later.pinned_to, None, "a server that ended was moved");
         if cpus.len() < 2 {
             eprintln!("NOTE: one CPU here: the server was not seen to move between CPUs");
         }

@@ -11,14 +11,20 @@
 //! - a UDP socket: refuses it, named;
 //! - a terminal's peer (`TIOCGPTPEER`): on a copy of the program's master, opens the peer of a
 //!   pair the server made for the call ([`super::terminal`]; a pty's peer opens without waiting);
+//! - a `getsockname` of a socket the helper never named (its inode, read from the descriptor's
+//!   link in `/proc`, not in [`super::socket_names`]): lets it go on;
 //! - every other call (its arguments lie in the program's memory, or it makes what the call's
-//!   appetite counts: [`super::inotify`]): opens the calling thread's memory, checks the call is
-//!   still held (so the memory is that thread's), and hands both to the server
-//!   ([`super::server`]); then opens, for the server, what it asks of that call's thread
-//!   ([`super::handles`]), a copy of one of its descriptors included.
+//!   appetite counts: [`super::inotify`]): opens the calling thread's memory (and, for a socket
+//!   call, a pidfd of the thread and the descriptor's `fdinfo`), checks the call is still held
+//!   (so what it opened is that thread's), takes a socket call's copy of the descriptor through
+//!   that pidfd ([`handles::Taking`]), and hands them to the server ([`super::server`]),
+//!   brought to this CPU ([`super::placement`]); then opens, for the server, what else it asks
+//!   of that call's thread ([`super::handles`]), a copy of one of its descriptors included.
 //!
-//! It never waits on the program: every open is of `/proc` (or a pty's peer, above), and nothing
-//! it opens is read here.
+//! It never waits on the program: every open is of `/proc` (or a pty's peer, above), nothing it
+//! opens is read here, and what it looks at of a descriptor is its link, never its file's
+//! attributes (a FUSE or NFS file's would wait on that file system). A copy it drops is closed
+//! apart ([`super::closer`]).
 //! Nor does it wait on the server: a call handed over is queued, and a server busy with one
 //! call (a connect to a slow listener) holds up only the calls it serves, never the receiver
 //! or the call's lifetime, which runs on the helper's main thread (see [`crate::lifetime`]).
@@ -45,15 +51,15 @@ pub(super) struct Job {
     pub(super) held: Held,
     pub(super) memory: Option<Memory>,
     /// For a socket call (`connect`, `bind`, `listen`, `getsockname`), what the server needs of
-    /// the descriptor it names ([`handles::taken_with`]: a copy, its `fdinfo`), taken while the
+    /// the descriptor it names ([`handles::Taking`]: a copy, its `fdinfo`), taken while the
     /// call is held (so of that thread's table): the held socket calls act on the copy or tell
     /// a TCP socket by it (see [`super::sockets`], [`super::world_connects`],
     /// [`super::unix_sockets`]) without asking the receiver, a wake-up of each thread apiece.
     pub(super) taken: Vec<(handles::What, OwnedFd)>,
 }
 
-/// The most calls handed over and not yet answered. Each holds a descriptor of the helper's (the
-/// thread's memory): unbounded, a program with many threads and a slow held call filled the
+/// The most calls handed over and not yet answered. Each holds up to three descriptors of the
+/// helper's (the thread's memory; a socket call's copy and `fdinfo`): unbounded, a program with many threads and a slow held call filled the
 /// helper's descriptor table, and what needs a descriptor to count (a `/proc` read) failed open
 /// (found in review). Past it, a call whose arguments lie in memory waits, holding nothing but
 /// its notification, until the server has answered some; the calls answered from their numbers
@@ -160,7 +166,11 @@ fn answer_requests(
                     Some(tid) => handles::open_for(listener.as_fd(), request.id, *tid, what),
                     None => Err(Errno::NOENT),
                 };
-                let _ = reply.send(answer);
+                // A server that gave up asking drops nothing here: a copy may be the program's
+                // last descriptor of its socket (see `super::closer`).
+                if let Err(mpsc::SendError(Ok(handle))) = reply.send(answer) {
+                    super::closer::close_apart(handle);
+                }
             }
             _ => {
                 state.handed.remove(&request.id);
@@ -260,19 +270,26 @@ fn take_one(
 
 /// Whether the held thread's descriptor `fd` may be a socket the helper named (see
 /// [`super::socket_names`]); true too when `/proc` cannot say what it is: the server then
-/// decides. Only its inode is looked at (`stat` through `/proc/<tid>/fd/N`), nothing opened. A
-/// thread gone since, whose number another took, makes this look at another's descriptor: the
-/// call is then no longer held, and no answer reaches anyone.
+/// decides. Only the descriptor's link is read (`/proc/<tid>/fd/N`, `socket:[INODE]` for a
+/// socket), which asks nothing of the file's file system: a `stat` there would wait on a FUSE
+/// or NFS file the program put at that number, and the receiver with it (found in review: 15 s
+/// on a slow FUSE file). A thread gone since, whose number another took, makes this read
+/// another's link: the call is then no longer held, and no answer reaches anyone.
 fn named_by_the_helper(held: &Held, shared: &Shared, fd: i32) -> bool {
     if fd < 0 {
         return true;
     }
-    match rustix::fs::stat(format!("/proc/{}/fd/{fd}", held.pid)) {
-        Ok(stat) if rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::Socket => {
-            shared.socket_names.may_have_named(stat.st_ino)
-        }
-        _ => true,
+    let link = rustix::fs::readlink(format!("/proc/{}/fd/{fd}", held.pid), Vec::with_capacity(32));
+    match link.ok().as_ref().and_then(|l| socket_inode(l.as_bytes())) {
+        Some(inode) => shared.socket_names.may_have_named(inode),
+        None => true,
     }
+}
+
+/// The inode of a socket, from its descriptor's link in `/proc` (`socket:[12345]`).
+fn socket_inode(link: &[u8]) -> Option<u64> {
+    let digits = link.strip_prefix(b"socket:[")?.strip_suffix(b"]")?;
+    std::str::from_utf8(digits).ok()?.parse().ok()
 }
 
 /// Answers a held call that names a process by `pid` (see [`crate::sandbox::seccomp::Pids`]):
@@ -328,10 +345,9 @@ fn hand_over(
     let memory = Memory::open(held.pid);
     let socket_calls = [libc::SYS_connect, libc::SYS_bind, libc::SYS_listen, libc::SYS_getsockname];
     let nr = libc::c_long::from(held.nr);
-    let taken = match socket_calls.contains(&nr) {
-        true => handles::taken_with(held.pid, nr, held.args[0] as i32, state.puts_sockets),
-        false => Vec::new(),
-    };
+    let taking = socket_calls
+        .contains(&nr)
+        .then(|| handles::Taking::begin(held.pid, nr, held.args[0] as i32, state.puts_sockets));
     let memory = match memory {
         Ok(memory) if crate::sys::seccomp_notif_id_valid(listener, held.id) => Some(memory),
         Ok(_) => return true,
@@ -346,10 +362,47 @@ fn hand_over(
     if state.handed.is_empty() {
         state.placement.bring(&shared.server_thread);
     }
+    // The call was held after the pidfd was opened: the copy is that thread's (see
+    // `handles::open_for`).
+    let taken = taking.map(handles::Taking::finish).unwrap_or_default();
     state.handed.insert(held.id, held.pid);
     if jobs.send(Job { held, memory, taken }).is_err() {
         let _ = crate::sys::seccomp_notif_send(listener, held.id, 0, -libc::ENOSYS);
         return false;
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd as _;
+
+    #[test]
+    fn a_getsockname_goes_on_only_for_a_socket_the_helper_never_named() {
+        assert_eq!(socket_inode(b"socket:[12345]"), Some(12345));
+        for link in
+            [&b"socket:[]"[..], b"socket:[12a]", b"pipe:[7]", b"/tmp/socket:[1]", b"anon_inode:[eventfd]"]
+        {
+            assert_eq!(socket_inode(link), None, "{}", String::from_utf8_lossy(link));
+        }
+        let shared = Shared {
+            found: std::sync::Mutex::new(super::super::Found::default()),
+            pairs: super::super::terminal::Pairs::default(),
+            server_thread: super::super::placement::ServerThread::default(),
+            socket_names: super::super::socket_names::SocketNames::default(),
+        };
+        let me = rustix::thread::gettid().as_raw_nonzero().get() as u32;
+        let held = Held { id: 1, pid: me, nr: libc::SYS_getsockname as i32, arch: 0, args: [0; 6] };
+        let socket = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let fd = socket.as_raw_fd();
+        assert!(!named_by_the_helper(&held, &shared, fd), "a socket never named goes on");
+        shared.socket_names.note(rustix::fs::fstat(&socket).unwrap().st_ino);
+        assert!(named_by_the_helper(&held, &shared, fd), "a named one is handed over");
+        // Anything else is the server's to answer: a file, no descriptor, a negative number.
+        let file = std::fs::File::open("/proc/self/stat").unwrap();
+        for fd in [file.as_raw_fd(), 100_000, -1] {
+            assert!(named_by_the_helper(&held, &shared, fd), "{fd}");
+        }
+    }
 }

@@ -50,7 +50,8 @@ pub(super) fn run(
     tmp: OwnedFd,
     appetite: crate::sandbox_file::Appetite,
 ) {
-    shared.server_thread.tell();
+    // Told to the receiver, which moves it (see `super::placement`), until this thread ends.
+    let _told = shared.server_thread.tell();
     // Made before the confinement (it opens `/proc/self/fdinfo`, which the confinement then
     // lets it read). None: nothing can count the call's inotify use, so none is made.
     let mut inotify = Inotify::new(appetite.inotify_instances, appetite.inotify_watches).ok();

@@ -30,10 +30,15 @@
 //! connect or a bind let go on would act on whatever socket the program's threads had put at
 //! that number meanwhile.
 //!
-//! Not `pidfd_getfd`: container runtimes' default seccomp profiles refuse it (see
-//! [`super::memory`]); the helper needs no descriptor of the program's. What the program loses
-//! is what it set on its socket before the call (`TCP_NODELAY`, `SO_REUSEPORT`): the socket it
-//! gets is new (its listeners have `SO_REUSEADDR`).
+//! What a socket is, is read through the copy of the descriptor the receiver took with the
+//! call (`pidfd_getfd`, [`super::handles::Taking`]), or where the kernel gives none (container
+//! runtimes' default seccomp profiles refuse it, see [`super::memory`]) through its `O_PATH`
+//! handle; its flags from its `fdinfo`. Nothing is changed on the copy: the socket put at the
+//! program's number is a new one, so the mode works without copies. What the program loses is
+//! what it set on its socket before the call (`TCP_NODELAY`, `SO_REUSEPORT`): the socket it
+//! gets is new (its listeners have `SO_REUSEADDR`). Handles taken with the call are not asked
+//! again whether the call is still held when used: a call whose thread gave it up meanwhile (a
+//! signal) may still be acted on, on the program's own socket, and `ADDFD` then fails.
 //!
 //! Trusted with: where the program's TCP connections and listeners go in the Landlock-only mode: a
 //! bug here could connect the program to a server of the host's, or past the call's proxy. What it
@@ -222,12 +227,19 @@ fn in_use(loopback: &Loopback, handles: &CallHandles<'_>, fd: i32, inode: u64) -
 /// socket `inode` (the program's threads put another at `fd` meanwhile). The copy is closed at
 /// once; nothing is done with it but these two questions.
 fn asked_on_a_copy(handles: &CallHandles<'_>, fd: i32, inode: u64) -> Option<bool> {
-    let copy = handles.reach(What::Copy(fd)).ok()?;
-    if rustix::fs::fstat(&copy).ok()?.st_ino != inode {
+    let asked;
+    let copy = match handles.taken(What::Copy(fd)) {
+        Some(copy) => copy,
+        None => {
+            asked = handles.copy(fd).ok()?;
+            asked.as_fd()
+        }
+    };
+    if rustix::fs::fstat(copy).ok()?.st_ino != inode {
         return None;
     }
-    let listening = rustix::net::sockopt::socket_acceptconn(&copy).ok()?;
-    Some(listening || rustix::net::getpeername(&copy).is_ok_and(|peer| peer.is_some()))
+    let listening = rustix::net::sockopt::socket_acceptconn(copy).ok()?;
+    Some(listening || rustix::net::getpeername(copy).is_ok_and(|peer| peer.is_some()))
 }
 
 /// What the program's descriptor `fd` is (see [`Socket`]). `EBADF` if it has none; `ENOTSOCK`

@@ -125,7 +125,7 @@ pub(super) fn perform(
     }
     // Every other call acts on a copy of the program's socket, and only if it is the socket
     // looked at (the program's threads may have put another at `fd` meanwhile).
-    let copy = match handles.open(What::Copy(fd)) {
+    let copy = match handles.copy(fd) {
         Ok(copy) => copy,
         // No such descriptor; or the call is no longer held (its thread interrupted, or gone).
         Err(e @ (Errno::BADF | Errno::NOENT)) => return Some(Err(e)),

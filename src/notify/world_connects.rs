@@ -55,7 +55,8 @@ use rustix::fs::{FileType, OFlags};
 use rustix::io::Errno;
 use rustix::net::{AddressFamily, SocketAddrUnix};
 
-use super::handles::{CallHandles, What};
+use super::closer::ProgramCopy;
+use super::handles::CallHandles;
 use super::memory::Memory;
 use super::request::Address;
 use super::unix_sockets::UnixAddress;
@@ -71,7 +72,7 @@ const SOCKADDR_UN_LEN: usize = 110;
 pub struct Pending {
     /// The held call.
     pub id: u64,
-    copy: OwnedFd,
+    copy: ProgramCopy,
     wait: Wait,
     next: std::time::Instant,
     pause: std::time::Duration,
@@ -87,7 +88,7 @@ enum Wait {
 }
 
 impl Pending {
-    fn new(id: u64, copy: OwnedFd, wait: Wait) -> Pending {
+    fn new(id: u64, copy: ProgramCopy, wait: Wait) -> Pending {
         let pause = std::time::Duration::from_millis(1);
         Pending { id, copy, wait, next: std::time::Instant::now() + pause, pause }
     }
@@ -144,7 +145,7 @@ pub fn connect(
 ) -> Result<Reply, Errno> {
     let diag = grants.world_diag.as_ref().ok_or(Errno::PERM)?;
     // The copy the receiver took with the call, or, where it got none, asked for now.
-    let copy = match handles.open(What::Copy(fd)) {
+    let copy = match handles.copy(fd) {
         Ok(copy) => copy,
         // No such descriptor; or the call is no longer held (its thread interrupted, or gone).
         Err(e @ (Errno::BADF | Errno::NOENT)) => return Err(e),
@@ -241,7 +242,7 @@ fn world_socket_file(
 /// blocking socket, kept waiting as `wait` says.
 fn start(
     id: u64,
-    copy: OwnedFd,
+    copy: ProgramCopy,
     wait: Wait,
     connect: impl Fn(BorrowedFd<'_>) -> Result<(), Errno>,
 ) -> Result<Reply, Errno> {
