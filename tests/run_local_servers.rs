@@ -194,3 +194,34 @@ c.sendall(b"y"); say("connection_kept", accepted.recv(1).decode())
     assert_eq!(r.json["enforced"]["mode"], "landlock-only", "{}", r.raw);
     check("container", &r);
 }
+
+#[test]
+fn a_server_closed_and_started_again_on_its_port_finds_it_free_at_once() {
+    // Found in review: a copy of the program's listener the helper let go of only after it had
+    // answered (and then a millisecond late) kept the listener alive past the program's close:
+    // a client reached a server that was closed, and the same server started again on its port
+    // met `EADDRINUSE`. The same for a Unix socket's abstract name.
+    let agent = Agent::new("local-server-again", POLICY);
+    let script = r#"
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); port = s.getsockname()[1]; s.close()
+refused = rebound = 0
+for _ in range(20):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    except ConnectionRefusedError:
+        refused += 1
+    s = socket.socket(); s.bind(("127.0.0.1", port)); s.listen(); s.getsockname(); s.close()
+    rebound += 1
+say("refused", refused); say("rebound", rebound)
+named = 0
+for _ in range(20):
+    u = socket.socket(socket.AF_UNIX); u.bind("\0lnk-again-%d" % os.getpid()); u.listen(); u.close()
+    named += 1
+say("named_again", named)
+"#;
+    for (mode, r) in agent.python_in_each_mode(script) {
+        assert_eq!(r.said("refused"), "20", "{mode}: a closed server was reached: {}", r.raw);
+        assert_eq!(r.said("rebound"), "20", "{mode}: {}", r.raw);
+        assert_eq!(r.said("named_again"), "20", "{mode}: {}", r.raw);
+    }
+}

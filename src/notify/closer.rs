@@ -1,30 +1,42 @@
-//! The helper's copies of the program's descriptors, closed on a thread of their own.
+//! The helper's copies of the program's descriptors: closed where closing cannot wait, else on
+//! a thread of their own.
 //!
 //! Why. Closing a socket's last descriptor waits out its linger time when the program set
 //! `SO_LINGER` and data is still unsent (a peer that never reads): up to the time the program
 //! chose. A copy the helper took (`pidfd_getfd`) is the last descriptor whenever the program
 //! closes its own meanwhile, so a held calls' thread that closed it there waited on the program
 //! (found in review: a program froze every held call for 20 s, with `listen` on one thread and
-//! `close` on another). So a copy is handed here when the helper is done with it
-//! ([`ProgramCopy`]'s drop), and this thread closes it; the held calls go on.
+//! `close` on another). Closing a file of a FUSE or NFS file system asks that file system (a
+//! flush), however many descriptors are left.
 //!
-//! Cheap: a copy handed over while the closer waits wakes it; one handed over while it works
-//! through a run of held calls (it closes them a [`BATCH`] at a time) wakes nothing, so a run of
-//! held calls pays no wake-up each, and a copy is closed at most a millisecond late.
+//! So when the helper is done with a copy ([`ProgramCopy`]'s drop, [`close_apart`]):
 //!
-//! Bounded: at most [`MAX_WAITING`] copies wait to be closed (each is a descriptor of the
-//! helper's, which its other work needs). Past that, or where the thread could not start, a
-//! copy is closed where it is dropped, as before: what it waits is then bounded by the call's
-//! timeout, which the helper's main thread keeps.
+//! - a socket that does not linger (`SO_LINGER` off, asked on the copy) is closed there and then,
+//!   before the held call is answered: its close never waits, and the program's next call
+//!   (a `bind` of the port it just closed) finds it gone, as without lnk (closing later broke
+//!   exactly that: found in review);
+//! - anything else (a lingering socket, a file that is not a socket) is closed on the closer's
+//!   thread, which may wait; nothing else does.
+//!
+//! What is left: a program that turns lingering on, and closes its own descriptor, in the
+//! microsecond between the helper's look and its close can still make that close wait, up to
+//! its linger time or the call's timeout, on the thread that serves its own held calls: no
+//! other program's, and never the call's lifetime (the helper's main thread).
+//!
+//! Bounded: while more than [`MAX_WAITING`] copies wait for the closer (it may wait on each),
+//! the receiver takes no copy ([`has_room`]): the held calls that need one are answered as where
+//! the kernel gives none, and none is ever closed in place of the closer (found in review: past
+//! a bound, closing in place let a program freeze the held calls again).
 //!
 //! Trusted with nothing but closing: a bug here leaks descriptors of the helper's, or waits.
 
 use std::ops::Deref;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::{OnceLock, mpsc};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock, mpsc};
 
-/// The most copies waiting to be closed.
-const MAX_WAITING: usize = 256;
+/// The most copies waiting for the closer before no more are taken.
+const MAX_WAITING: usize = 64;
 
 /// A copy of one of the program's descriptors, closed on the closer's thread when dropped.
 pub struct ProgramCopy(Option<OwnedFd>);
@@ -61,49 +73,46 @@ impl Drop for ProgramCopy {
     }
 }
 
-/// The closer's thread's end, once started.
-static CLOSER: OnceLock<Option<mpsc::SyncSender<OwnedFd>>> = OnceLock::new();
-/// How long a copy handed over while the closer is closing a batch may wait: its socket lives
-/// that much longer (a peer sees the program's close that much later) when the program closes
-/// its own descriptor meanwhile.
-const BATCH: std::time::Duration = std::time::Duration::from_millis(1);
+/// The closer's thread's end, once started (`None`: it could not start).
+static CLOSER: OnceLock<Option<Mutex<mpsc::Sender<OwnedFd>>>> = OnceLock::new();
+/// How many copies were handed to the closer and are not yet closed.
+static WAITING: AtomicUsize = AtomicUsize::new(0);
 
 /// Starts the closer's thread, once, from a thread that may start one (the helper's main
 /// thread, with the held calls' threads: the server, once confined, may not).
 pub fn start() {
     CLOSER.get_or_init(|| {
-        let (tx, rx) = mpsc::sync_channel::<OwnedFd>(MAX_WAITING);
+        let (tx, rx) = mpsc::channel::<OwnedFd>();
         let started = std::thread::Builder::new().name("lnk-held-close".into()).spawn(move || {
-            for first in &rx {
-                drop(first);
-                // While copies keep coming, they are closed in batches, one each `BATCH`: the
-                // server hands one over without waking this thread (it is not waiting), so the
-                // held calls pay no wake-up each (measured: 14 µs a connect). Once a batch finds
-                // none, it waits again, and the next copy wakes it.
-                loop {
-                    std::thread::sleep(BATCH);
-                    let mut closed = false;
-                    while let Ok(copy) = rx.try_recv() {
-                        drop(copy);
-                        closed = true;
-                    }
-                    if !closed {
-                        break;
-                    }
-                }
+            for copy in rx {
+                drop(copy);
+                WAITING.fetch_sub(1, Ordering::SeqCst);
             }
         });
-        started.ok().map(|_| tx)
+        started.ok().map(|_| Mutex::new(tx))
     });
 }
 
-/// Closes `copy` on the closer's thread; where it is full or was never started, here.
+/// Whether a copy may be taken now: the closer runs, and few copies wait for it.
+pub fn has_room() -> bool {
+    matches!(CLOSER.get(), Some(Some(_))) && WAITING.load(Ordering::SeqCst) < MAX_WAITING
+}
+
+/// Closes `copy`: here if it is a socket that does not linger, else on the closer's thread
+/// (see the module's documentation). Where the closer never started, no copy is taken
+/// ([`has_room`]); one made before that closes here.
 pub fn close_apart(copy: OwnedFd) {
+    let lingers = rustix::net::sockopt::socket_linger(&copy).map_or(true, |linger| linger.is_some());
+    if !lingers {
+        drop(copy);
+        return;
+    }
     match CLOSER.get() {
-        Some(Some(tx)) => {
-            if let Err(mpsc::TrySendError::Full(copy) | mpsc::TrySendError::Disconnected(copy)) =
-                tx.try_send(copy)
-            {
+        Some(Some(closer)) => {
+            WAITING.fetch_add(1, Ordering::SeqCst);
+            let sent = closer.lock().unwrap_or_else(|e| e.into_inner()).send(copy);
+            if let Err(mpsc::SendError(copy)) = sent {
+                WAITING.fetch_sub(1, Ordering::SeqCst);
                 drop(copy);
             }
         }

@@ -214,8 +214,10 @@ pub fn add_watch_for(
 ) -> Result<i32, Failed> {
     // The very instance the call names, now: a copy of lnk's own, which no swap of the
     // program's table changes.
-    let instance = handles.open(What::Copy(fd)).map_err(|e| match e {
+    let instance = handles.copy(fd).map_err(|e| match e {
         Errno::BADF | Errno::NOENT => (e, None),
+        // Not an inotify instance (nor anything the helper copies), as the kernel answers.
+        Errno::NOTSOCK => (Errno::INVAL, None),
         _ => (Errno::NOSPC, Some(Refused::Uncounted)),
     })?;
     let kind = rustix::fs::readlink(proc_self(&instance).as_str(), Vec::new()).map_err(|e| (e, None))?;

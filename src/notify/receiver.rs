@@ -315,6 +315,9 @@ fn answer_pid(listener: BorrowedFd<'_>, held: &Held, pid: i32) {
 fn answer_peer(listener: BorrowedFd<'_>, held: &Held, shared: &Shared, fd: i32, flags: u32) {
     let mut foreign = false;
     let peer = handles::open_for(listener, held.id, held.pid, handles::What::Copy(fd))
+        .map(super::closer::ProgramCopy::new)
+        // Not a terminal multiplexer, as the kernel answers.
+        .map_err(|e| if e == Errno::NOTSOCK { Errno::NOTTY } else { e })
         .and_then(|master| super::terminal::open_peer(&master, &shared.pairs, flags, &mut foreign));
     if foreign {
         shared.refused(super::Refusal::ForeignTerminal);
@@ -366,8 +369,10 @@ fn hand_over(
     // `handles::open_for`).
     let taken = taking.map(handles::Taking::finish).unwrap_or_default();
     state.handed.insert(held.id, held.pid);
-    if jobs.send(Job { held, memory, taken }).is_err() {
-        let _ = crate::sys::seccomp_notif_send(listener, held.id, 0, -libc::ENOSYS);
+    let id = held.id;
+    if let Err(mpsc::SendError(job)) = jobs.send(Job { held, memory, taken }) {
+        handles::let_go(job.taken);
+        let _ = crate::sys::seccomp_notif_send(listener, id, 0, -libc::ENOSYS);
         return false;
     }
     true

@@ -98,6 +98,7 @@ pub(super) fn run(
         for job in jobs.iter() {
             let _ = crate::sys::seccomp_notif_send(listener.as_fd(), job.held.id, 0, -libc::EPERM);
             opener.done(job.held.id);
+            super::handles::let_go(job.taken);
         }
         return;
     }
@@ -135,6 +136,10 @@ pub(super) fn run(
             let names = &shared.socket_names;
             let serving = Serving { grants: &grants, pairs: &shared.pairs, fdinfo, handles: &handles, names };
             let answer = perform(listener.as_fd(), &serving, inotify.as_mut(), &mut job, &mut refused);
+            // The copies taken with the call are let go of before it is answered, so that the
+            // program's next call finds its socket as it left it (a port it closed, free):
+            // see `super::closer`.
+            drop(handles);
             if let Some(refusal) = refused {
                 shared.refused(refusal);
             }

@@ -127,8 +127,9 @@ pub(super) fn perform(
     // looked at (the program's threads may have put another at `fd` meanwhile).
     let copy = match handles.copy(fd) {
         Ok(copy) => copy,
-        // No such descriptor; or the call is no longer held (its thread interrupted, or gone).
-        Err(e @ (Errno::BADF | Errno::NOENT)) => return Some(Err(e)),
+        // No such descriptor, or (put there meanwhile) no socket; or the call is no longer held
+        // (its thread interrupted, or gone).
+        Err(e @ (Errno::BADF | Errno::NOENT | Errno::NOTSOCK)) => return Some(Err(e)),
         // The helper's own descriptors are all in use: as a call that may be made again.
         Err(Errno::MFILE | Errno::NFILE) => return Some(Err(Errno::AGAIN)),
         // No copy: a connected socket (a socket pair's end) is answered as before, as the

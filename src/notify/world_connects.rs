@@ -152,8 +152,9 @@ pub fn connect(
             asked = copy;
             asked.as_fd()
         }
-        // No such descriptor; or the call is no longer held (its thread interrupted, or gone).
-        Err(e @ (Errno::BADF | Errno::NOENT)) => return Err(e),
+        // No such descriptor, or no socket; or the call is no longer held (its thread
+        // interrupted, or gone).
+        Err(e @ (Errno::BADF | Errno::NOENT | Errno::NOTSOCK)) => return Err(e),
         // The helper's own descriptors are all in use (many connects waiting): as a connect
         // past its timeout, never the helper's state (found in review).
         Err(Errno::MFILE | Errno::NFILE) => return Err(Errno::AGAIN),
@@ -264,7 +265,9 @@ fn start(
         | (Err(Errno::AGAIN), Wait::Unix { .. })
             if blocking =>
         {
-            let kept = ProgramCopy::new(rustix::io::fcntl_dupfd_cloexec(copy, 0)?);
+            // Out of descriptors: as a connect past its timeout, as elsewhere.
+            let kept = rustix::io::fcntl_dupfd_cloexec(copy, 0).map_err(|_| Errno::AGAIN)?;
+            let kept = ProgramCopy::new(kept);
             let pending = Pending::new(id, kept, wait);
             // On loopback a connect under way is mostly done by now.
             match pending.done() {
