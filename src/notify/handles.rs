@@ -260,7 +260,6 @@ pub(super) fn open_for(listener: BorrowedFd<'_>, id: u64, tid: u32, what: What) 
         if !super::closer::has_room() {
             return Err(Errno::MFILE);
         }
-        copyable(tid, fd)?;
         let thread = thread_pidfd(tid)?;
         if !held() {
             return Err(Errno::NOENT);
@@ -316,16 +315,16 @@ pub(super) struct Taking {
 }
 
 impl Taking {
-    /// Before the check that the call is held. No copy is taken of what is not a socket, nor
-    /// while the closer is behind ([`super::closer::has_room`]).
+    /// Before the check that the call is held. No copy is taken while the closer is behind
+    /// ([`super::closer::has_room`]); one of what is not a socket is let go of (see
+    /// [`copy_through`]).
     pub(super) fn begin(tid: u32, nr: libc::c_long, fd: i32, puts_sockets: bool) -> Taking {
         let puts = puts_sockets && [libc::SYS_connect, libc::SYS_bind, libc::SYS_listen].contains(&nr);
         let fdinfo = match puts {
             true => open_unchecked(tid, What::FdInfo(fd)).ok(),
             false => None,
         };
-        let copy = super::closer::has_room() && copyable(tid, fd).is_ok();
-        let thread = if copy { thread_pidfd(tid).ok() } else { None };
+        let thread = if super::closer::has_room() { thread_pidfd(tid).ok() } else { None };
         Taking { fd, thread, fdinfo }
     }
 
@@ -354,31 +353,21 @@ fn copy_of(tid: u32, fd: i32) -> Result<OwnedFd, Errno> {
     copy_through(&thread_pidfd(tid)?, fd)
 }
 
-/// Whether thread `tid`'s descriptor `fd` is of a kind the helper takes a copy of: a socket, an
-/// inotify instance, or the terminal multiplexer (`/dev/ptmx`, `/dev/pts/ptmx`); told by the
-/// descriptor's link in `/proc`, which asks nothing of the file's file system. Anything else
-/// is never copied: a copy of a FUSE or NFS file would wait on that file system when it is
-/// looked at or closed (found in review). `ENOTSOCK` for any other kind, `EBADF` for no
-/// descriptor. The program may put another file there before the copy is taken: the copy is
-/// told the same way (see [`copy_through`]).
-fn copyable(tid: u32, fd: i32) -> Result<(), Errno> {
-    if fd < 0 {
-        return Err(Errno::BADF);
+/// Whether `copy` is of a kind the helper keeps a copy of: a socket (asked of the socket
+/// itself), an inotify instance, or the terminal multiplexer (`/dev/ptmx`, `/dev/pts/ptmx`),
+/// told by its link in `/proc`. Neither asks anything of a file's file system: a copy of a FUSE
+/// or NFS file would wait on it when looked at (found in review), and is let go of at once.
+fn copyable(copy: &OwnedFd) -> bool {
+    if rustix::net::sockopt::socket_type(copy).is_ok() {
+        return true;
     }
-    let link = rustix::fs::readlink(format!("/proc/{tid}/fd/{fd}"), Vec::with_capacity(32))
-        .map_err(|e| if e == Errno::NOENT { Errno::BADF } else { e })?;
-    match copyable_kind(link.as_bytes()) {
-        true => Ok(()),
-        false => Err(Errno::NOTSOCK),
-    }
+    let own = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(copy));
+    rustix::fs::readlink(own, Vec::with_capacity(32)).is_ok_and(|link| copyable_kind(link.as_bytes()))
 }
 
 /// See [`copyable`].
 fn copyable_kind(link: &[u8]) -> bool {
-    link.starts_with(b"socket:[")
-        || link == b"anon_inode:inotify"
-        || link == b"/dev/ptmx"
-        || link == b"/dev/pts/ptmx"
+    link == b"anon_inode:inotify" || link == b"/dev/ptmx" || link == b"/dev/pts/ptmx"
 }
 
 /// A pidfd of thread `tid`: it names that very thread, never one that takes its number later.
@@ -393,22 +382,18 @@ fn thread_pidfd(tid: u32) -> Result<OwnedFd, Errno> {
 }
 
 /// A copy of descriptor `fd` of the thread `thread` names (`pidfd_getfd`); `ESRCH` once it has
-/// ended, `EBADF` for a number it has no descriptor at, `ENOTSOCK` when what it is now is not
-/// of a kind [`copyable`] takes (the program put another file there meanwhile: the copy is let
-/// go of on the closer's thread).
+/// ended, `EBADF` for a number it has no descriptor at, `ENOTSOCK` when it is not of a kind
+/// [`copyable`] keeps (the copy is then let go of on the closer's thread).
 fn copy_through(thread: &OwnedFd, fd: i32) -> Result<OwnedFd, Errno> {
     if fd < 0 {
         return Err(Errno::BADF);
     }
     let copy = rustix::process::pidfd_getfd(thread.as_fd(), fd, rustix::process::PidfdGetfdFlags::empty())?;
-    let own = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&copy));
-    match rustix::fs::readlink(own, Vec::with_capacity(32)) {
-        Ok(link) if copyable_kind(link.as_bytes()) => Ok(copy),
-        _ => {
-            super::closer::close_apart(copy);
-            Err(Errno::NOTSOCK)
-        }
+    if !copyable(&copy) {
+        super::closer::close_apart(copy);
+        return Err(Errno::NOTSOCK);
     }
+    Ok(copy)
 }
 
 /// Reads the whole of a small `/proc` file the receiver opened (a status, an `fdinfo`), from
@@ -436,20 +421,17 @@ mod tests {
     #[test]
     fn only_sockets_inotify_instances_and_the_multiplexer_are_copied() {
         let me = rustix::thread::gettid().as_raw_nonzero().get() as u32;
+        let thread = thread_pidfd(me).unwrap();
         let socket = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let inotify = rustix::fs::inotify::init(rustix::fs::inotify::CreateFlags::CLOEXEC).unwrap();
-        assert_eq!(copyable(me, socket.as_raw_fd()), Ok(()));
-        assert_eq!(copyable(me, inotify.as_raw_fd()), Ok(()));
-        // A file is never copied: on FUSE or NFS its copy would wait on the file system.
-        let file = std::fs::File::open("/proc/self/stat").unwrap();
-        assert_eq!(copyable(me, file.as_raw_fd()), Err(Errno::NOTSOCK));
-        assert_eq!(copyable(me, 100_000), Err(Errno::BADF));
-        assert_eq!(copyable(me, -1), Err(Errno::BADF));
-        // And a copy is told again once taken.
-        let thread = thread_pidfd(me).unwrap();
         assert!(copy_through(&thread, socket.as_raw_fd()).is_ok());
+        assert!(copy_through(&thread, inotify.as_raw_fd()).is_ok());
+        // A file is never kept: on FUSE or NFS its copy would wait on the file system.
+        let file = std::fs::File::open("/proc/self/stat").unwrap();
         assert_eq!(copy_through(&thread, file.as_raw_fd()).err(), Some(Errno::NOTSOCK));
+        assert_eq!(copy_through(&thread, 100_000).err(), Some(Errno::BADF));
+        assert_eq!(copy_through(&thread, -1).err(), Some(Errno::BADF));
         assert!(copyable_kind(b"/dev/pts/ptmx") && copyable_kind(b"/dev/ptmx"));
-        assert!(!copyable_kind(b"/home/ann/dev/ptmx") && !copyable_kind(b"/tmp/socket:[1]"));
+        assert!(!copyable_kind(b"/home/ann/dev/ptmx") && !copyable_kind(b"socket:[1]"));
     }
 }
