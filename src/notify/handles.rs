@@ -131,7 +131,7 @@ impl Opener {
 pub struct CallHandles<'a> {
     from: From<'a>,
     /// Handles the receiver took with the call, before it checked the call was still held
-    /// (see [`taken_with`]): given again without asking.
+    /// (see [`Taking`]): given again without asking.
     taken: Vec<(What, OwnedFd)>,
 }
 
@@ -180,7 +180,8 @@ impl<'a> CallHandles<'a> {
 
     /// `what` of the held call's thread; `ENOENT` when the call is no longer held. One the
     /// receiver took with the call is given again (a duplicate: an `fdinfo` is read with
-    /// `pread`, so a duplicate's shared offset does not matter).
+    /// `pread`, so a duplicate's shared offset does not matter). A copy to keep is asked with
+    /// [`CallHandles::copy`], whose drop closes it as [`super::closer`] says.
     pub fn open(&self, what: What) -> Result<OwnedFd, Errno> {
         if let Some(taken) = self.taken(what) {
             return rustix::io::fcntl_dupfd_cloexec(taken, 0);

@@ -59,9 +59,9 @@ pub(super) struct Job {
 }
 
 /// The most calls handed over and not yet answered. Each holds up to three descriptors of the
-/// helper's (the thread's memory; a socket call's copy and `fdinfo`): unbounded, a program with many threads and a slow held call filled the
-/// helper's descriptor table, and what needs a descriptor to count (a `/proc` read) failed open
-/// (found in review). Past it, a call whose arguments lie in memory waits, holding nothing but
+/// helper's (the thread's memory; a socket call's copy and `fdinfo`): unbounded, a program with
+/// many threads and a slow held call filled the helper's descriptor table, and what needs a
+/// descriptor to count (a `/proc` read) failed open (found in review). Past it, a call whose arguments lie in memory waits, holding nothing but
 /// its notification, until the server has answered some; the calls answered from their numbers
 /// alone (`setsid`, `fork`, …) are still answered at once.
 const MAX_HANDED_OVER: usize = 64;
