@@ -11,17 +11,20 @@
 //!
 //! So when the helper is done with a copy ([`ProgramCopy`]'s drop, [`close_apart`]):
 //!
-//! - a socket that does not linger (`SO_LINGER` off, asked on the copy) is closed there and then,
-//!   before the held call is answered: its close never waits, and the program's next call
-//!   (a `bind` of the port it just closed) finds it gone, as without lnk (closing later broke
+//! - an internet socket that does not linger (`SO_LINGER` off, asked on the copy), or a Unix
+//!   socket with nothing queued to read (a queued message or connection may carry descriptors,
+//!   whose closing would be this one's: found in review), is closed there and then, before the
+//!   held call is answered: its close never waits, and the program's next call (a `bind` of
+//!   the port or name it just closed) finds it gone, as without lnk (closing later broke
 //!   exactly that: found in review);
-//! - anything else (a lingering socket, a file that is not a socket) is closed on the closer's
-//!   thread, which may wait; nothing else does.
+//! - anything else (a lingering socket, a Unix socket with something queued, a file that is
+//!   not a socket) is closed on the closer's thread, which may wait; nothing else does.
 //!
-//! What is left: a program that turns lingering on, and closes its own descriptor, in the
-//! microsecond between the helper's look and its close can still make that close wait, up to
-//! its linger time or the call's timeout, on the thread that serves its own held calls: no
-//! other program's, and never the call's lifetime (the helper's main thread).
+//! What is left: a program that turns lingering on (or queues a descriptor on the socket's
+//! peer), and closes its own descriptor, in the microsecond between the helper's look and its
+//! close can still make that close wait, up to its linger time or the call's timeout, on the
+//! thread that serves its own held calls: no other program's, and never the call's lifetime
+//! (the helper's main thread).
 //!
 //! Bounded: while more than [`MAX_WAITING`] copies wait for the closer (it may wait on each),
 //! the receiver takes no copy ([`has_room`]): the held calls that need one are answered as where
@@ -102,8 +105,7 @@ pub fn has_room() -> bool {
 /// (see the module's documentation). Where the closer never started, no copy is taken
 /// ([`has_room`]); one made before that closes here.
 pub fn close_apart(copy: OwnedFd) {
-    let lingers = rustix::net::sockopt::socket_linger(&copy).map_or(true, |linger| linger.is_some());
-    if !lingers {
+    if closes_at_once(&copy) {
         drop(copy);
         return;
     }
@@ -117,6 +119,30 @@ pub fn close_apart(copy: OwnedFd) {
             }
         }
         _ => drop(copy),
+    }
+}
+
+/// Whether closing `copy` here cannot wait: an internet socket that does not linger (it carries
+/// no descriptor of anything), or a Unix socket with nothing queued to read. A message queued
+/// on a Unix socket, or a connection queued on its listener, may carry descriptors (a lingering
+/// socket, a file of a FUSE or NFS file system), whose closing would then be this close's
+/// (found in review). Nothing here asks a file system.
+fn closes_at_once(copy: &OwnedFd) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    use rustix::net::AddressFamily;
+    match rustix::net::sockopt::socket_domain(copy) {
+        Ok(AddressFamily::INET | AddressFamily::INET6) => {
+            rustix::net::sockopt::socket_linger(copy).is_ok_and(|linger| linger.is_none())
+        }
+        Ok(AddressFamily::UNIX) => {
+            let mut fds = [PollFd::new(copy, PollFlags::IN)];
+            let now = Timespec { tv_sec: 0, tv_nsec: 0 };
+            // Readable: a message or a connection queued (or the peer's end, which a bound
+            // socket never connected shows too as a hang-up: not a queue).
+            rustix::event::poll(&mut fds, Some(&now))
+                .is_ok_and(|_| !fds[0].revents().intersects(PollFlags::IN))
+        }
+        _ => false,
     }
 }
 
@@ -140,6 +166,38 @@ mod tests {
         let copy = ProgramCopy::new(rustix::io::fcntl_dupfd_cloexec(&client, 0).unwrap());
         // The program closes its own: the copy is the last.
         drop(client);
+        let started = std::time::Instant::now();
+        drop(copy);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "the copy's close waited {:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn a_unix_socket_carrying_a_lingering_one_in_its_queue_holds_up_no_one() {
+        // Found in review: a Unix socket that does not linger, whose queue holds a message
+        // carrying a lingering socket: its last close closes that one too, and waits for it.
+        start();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut lingering = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (_peer, _) = listener.accept().unwrap();
+        lingering.set_nonblocking(true).unwrap();
+        let chunk = [0u8; 65536];
+        while lingering.write(&chunk).is_ok() {}
+        rustix::net::sockopt::set_socket_linger(&lingering, Some(std::time::Duration::from_secs(30)))
+            .unwrap();
+        let (sender, receiver) = std::os::unix::net::UnixStream::pair().unwrap();
+        let carried = [lingering.as_fd()];
+        let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+        let mut control = rustix::net::SendAncillaryBuffer::new(&mut space);
+        assert!(control.push(rustix::net::SendAncillaryMessage::ScmRights(&carried)));
+        let message = [std::io::IoSlice::new(b"x")];
+        rustix::net::sendmsg(&sender, &message, &mut control, rustix::net::SendFlags::empty()).unwrap();
+        drop(lingering);
+        let copy = ProgramCopy::new(rustix::io::fcntl_dupfd_cloexec(&receiver, 0).unwrap());
+        drop(receiver);
         let started = std::time::Instant::now();
         drop(copy);
         assert!(

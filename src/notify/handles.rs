@@ -261,6 +261,7 @@ pub(super) fn open_for(listener: BorrowedFd<'_>, id: u64, tid: u32, what: What) 
         if !super::closer::has_room() {
             return Err(Errno::MFILE);
         }
+        looks_copyable(tid, fd)?;
         let thread = thread_pidfd(tid)?;
         if !held() {
             return Err(Errno::NOENT);
@@ -316,16 +317,17 @@ pub(super) struct Taking {
 }
 
 impl Taking {
-    /// Before the check that the call is held. No copy is taken while the closer is behind
-    /// ([`super::closer::has_room`]); one of what is not a socket is let go of (see
-    /// [`copy_through`]).
+    /// Before the check that the call is held. No copy is taken of what does not look like a
+    /// socket ([`looks_copyable`]), nor while the closer is behind
+    /// ([`super::closer::has_room`]).
     pub(super) fn begin(tid: u32, nr: libc::c_long, fd: i32, puts_sockets: bool) -> Taking {
         let puts = puts_sockets && [libc::SYS_connect, libc::SYS_bind, libc::SYS_listen].contains(&nr);
         let fdinfo = match puts {
             true => open_unchecked(tid, What::FdInfo(fd)).ok(),
             false => None,
         };
-        let thread = if super::closer::has_room() { thread_pidfd(tid).ok() } else { None };
+        let copy = super::closer::has_room() && looks_copyable(tid, fd).is_ok();
+        let thread = if copy { thread_pidfd(tid).ok() } else { None };
         Taking { fd, thread, fdinfo }
     }
 
@@ -352,6 +354,23 @@ pub fn copies_available() -> bool {
 /// for a held call's): `EPERM` where the kernel or a container's profile gives none.
 fn copy_of(tid: u32, fd: i32) -> Result<OwnedFd, Errno> {
     copy_through(&thread_pidfd(tid)?, fd)
+}
+
+/// Whether thread `tid`'s descriptor `fd` looks like a kind [`copyable`] keeps, by its link in
+/// `/proc` (which asks nothing of the file's file system), before a copy is taken: a copy of
+/// any other file would be let go of, and closing it asks its file system (a FUSE or NFS
+/// file's flush), on the closer's thread, which a program could keep busy so (found in
+/// review). `ENOTSOCK` for another kind, `EBADF` for no descriptor.
+fn looks_copyable(tid: u32, fd: i32) -> Result<(), Errno> {
+    if fd < 0 {
+        return Err(Errno::BADF);
+    }
+    let link = rustix::fs::readlink(format!("/proc/{tid}/fd/{fd}"), Vec::with_capacity(32))
+        .map_err(|e| if e == Errno::NOENT { Errno::BADF } else { e })?;
+    match link.as_bytes().starts_with(b"socket:[") || copyable_kind(link.as_bytes()) {
+        true => Ok(()),
+        false => Err(Errno::NOTSOCK),
+    }
 }
 
 /// Whether `copy` is of a kind the helper keeps a copy of: a socket (asked of the socket
@@ -430,6 +449,11 @@ mod tests {
         // A file is never kept: on FUSE or NFS its copy would wait on the file system.
         let file = std::fs::File::open("/proc/self/stat").unwrap();
         assert_eq!(copy_through(&thread, file.as_raw_fd()).err(), Some(Errno::NOTSOCK));
+        // Nor is a copy of one taken: closing it would ask its file system.
+        assert_eq!(looks_copyable(me, file.as_raw_fd()), Err(Errno::NOTSOCK));
+        assert_eq!(looks_copyable(me, socket.as_raw_fd()), Ok(()));
+        assert_eq!(looks_copyable(me, inotify.as_raw_fd()), Ok(()));
+        assert_eq!(looks_copyable(me, 100_000), Err(Errno::BADF));
         assert_eq!(copy_through(&thread, 100_000).err(), Some(Errno::BADF));
         assert_eq!(copy_through(&thread, -1).err(), Some(Errno::BADF));
         assert!(copyable_kind(b"/dev/pts/ptmx") && copyable_kind(b"/dev/ptmx"));
