@@ -151,28 +151,35 @@ mod tests {
     use super::*;
     use std::io::Write as _;
 
-    #[test]
-    fn a_lingering_socket_whose_last_descriptor_is_a_copy_holds_up_no_one() {
-        // A connection whose peer never reads, its send buffer full, lingering 30 s: its last
-        // close waits that long where it is made.
-        start();
+    /// A connection whose peer never reads, its send buffer full, lingering 30 s: its last close
+    /// waits that long where it is made. The peer and listener are kept with it.
+    fn lingering() -> (std::net::TcpStream, std::net::TcpStream, std::net::TcpListener) {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (_peer, _) = listener.accept().unwrap();
-        client.set_nonblocking(true).unwrap();
+        let mut socket = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (peer, _) = listener.accept().unwrap();
+        socket.set_nonblocking(true).unwrap();
         let chunk = [0u8; 65536];
-        while client.write(&chunk).is_ok() {}
-        rustix::net::sockopt::set_socket_linger(&client, Some(std::time::Duration::from_secs(30))).unwrap();
-        let copy = ProgramCopy::new(rustix::io::fcntl_dupfd_cloexec(&client, 0).unwrap());
-        // The program closes its own: the copy is the last.
-        drop(client);
+        while socket.write(&chunk).is_ok() {}
+        rustix::net::sockopt::set_socket_linger(&socket, Some(std::time::Duration::from_secs(30))).unwrap();
+        (socket, peer, listener)
+    }
+
+    /// Drops `copy`, the last descriptor of its socket, and checks that took no linger time.
+    fn dropped_at_once(copy: ProgramCopy) {
         let started = std::time::Instant::now();
         drop(copy);
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(10),
-            "the copy's close waited {:?}",
-            started.elapsed()
-        );
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_secs(10), "the copy's close waited {took:?}");
+    }
+
+    #[test]
+    fn a_lingering_socket_whose_last_descriptor_is_a_copy_holds_up_no_one() {
+        start();
+        let (socket, _peer, _listener) = lingering();
+        let copy = ProgramCopy::new(rustix::io::fcntl_dupfd_cloexec(&socket, 0).unwrap());
+        // The program closes its own: the copy is the last.
+        drop(socket);
+        dropped_at_once(copy);
     }
 
     #[test]
@@ -180,30 +187,17 @@ mod tests {
         // Found in review: a Unix socket that does not linger, whose queue holds a message
         // carrying a lingering socket: its last close closes that one too, and waits for it.
         start();
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut lingering = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (_peer, _) = listener.accept().unwrap();
-        lingering.set_nonblocking(true).unwrap();
-        let chunk = [0u8; 65536];
-        while lingering.write(&chunk).is_ok() {}
-        rustix::net::sockopt::set_socket_linger(&lingering, Some(std::time::Duration::from_secs(30)))
-            .unwrap();
+        let (socket, _peer, _listener) = lingering();
         let (sender, receiver) = std::os::unix::net::UnixStream::pair().unwrap();
-        let carried = [lingering.as_fd()];
+        let carried = [socket.as_fd()];
         let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
         let mut control = rustix::net::SendAncillaryBuffer::new(&mut space);
         assert!(control.push(rustix::net::SendAncillaryMessage::ScmRights(&carried)));
         let message = [std::io::IoSlice::new(b"x")];
         rustix::net::sendmsg(&sender, &message, &mut control, rustix::net::SendFlags::empty()).unwrap();
-        drop(lingering);
+        drop(socket);
         let copy = ProgramCopy::new(rustix::io::fcntl_dupfd_cloexec(&receiver, 0).unwrap());
         drop(receiver);
-        let started = std::time::Instant::now();
-        drop(copy);
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(10),
-            "the copy's close waited {:?}",
-            started.elapsed()
-        );
+        dropped_at_once(copy);
     }
 }
