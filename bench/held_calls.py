@@ -2,12 +2,13 @@
 """What the Landlock-only mode's held calls cost, beside the same work in the own world and with
 no sandbox at all, measured side by side in one run (numbers in bench/README.md).
 
-    python3 bench/held_calls.py LNK_TEST_BUILD [ROUNDS]
+    python3 bench/held_calls.py LNK_TEST_BUILD [ROUNDS] [WORKLOAD,...]
 
 LNK_TEST_BUILD is a build with `--features fault-points` (it honours LNK_TEST_LANDLOCK_ONLY=1).
 Each workload is a Python loop that times itself (`time.perf_counter`, the loop alone, not the
-launch), run in turn under the three (A B C A B C ...), ROUNDS times (default 5); the table
-gives each one's median time per operation and its ratio to the bare run. The workloads:
+launch), run in turn under the three (A B C A B C ...), ROUNDS times (default 5), all of them or
+those named (e.g. `connect,bind_listen`); the table gives each one's median time per operation
+and its ratio to the bare run. The workloads:
 
   connect      a TCP connect to a server of the program's own on loopback, and close
   bind_listen  a socket bound to 127.0.0.1:0 and listened on, and closed
@@ -96,6 +97,10 @@ print("PER_OP_US", elapsed / n * 1e6)
 def main():
     lnk = os.path.abspath(sys.argv[1])
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    chosen = sys.argv[3].split(",") if len(sys.argv) > 3 else list(WORKLOADS)
+    unknown = [w for w in chosen if w not in WORKLOADS]
+    if unknown:
+        sys.exit(f"no such workload: {', '.join(unknown)} (there are: {', '.join(WORKLOADS)})")
     base = tempfile.mkdtemp(prefix="lnk-held-bench-")
     os.chmod(base, 0o755)
     scratch = os.path.join(base, "scratch")
@@ -117,9 +122,10 @@ def main():
                                          policy, "--report", "json", "--", "python3", "-c", script, scratch,
                                          tree_tar],
     }
-    results = {(w, way): [] for w in WORKLOADS for way in ways}
+    results = {(w, way): [] for w in chosen for way in ways}
     for _ in range(rounds):
-        for name, (body, _) in WORKLOADS.items():
+        for name in chosen:
+            body = WORKLOADS[name][0]
             script = PRELUDE + body + EPILOGUE
             for way, argv in ways.items():
                 out = subprocess.run(argv(script), capture_output=True, text=True, cwd=base)
@@ -137,7 +143,7 @@ def main():
     subprocess.run(["rm", "-rf", base])
     print(f"per operation, median of {rounds} rounds (us), and the ratio to the bare run")
     print(f"  {'workload':12} {'bare':>9} {'own world':>16} {'landlock-only':>18}")
-    for name in WORKLOADS:
+    for name in chosen:
         bare = statistics.median(results[(name, "bare")])
         own = statistics.median(results[(name, "own-world")])
         ll = statistics.median(results[(name, "landlock-only")])

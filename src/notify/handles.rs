@@ -304,8 +304,8 @@ fn open_unchecked(tid: u32, what: What) -> Result<OwnedFd, Errno> {
 /// What the receiver takes with a held socket call (`connect`, `bind`, `listen`,
 /// `getsockname` of descriptor `fd`), so that the server need not ask for it, a wake-up of each
 /// thread apiece: a copy of the descriptor; and, where the answer may put a new socket at `fd`
-/// (`puts_sockets`: the Landlock-only mode, see [`super::sockets`]), its `fdinfo` (the
-/// close-on-exec). Taken in two steps around the receiver's check that the call is still held,
+/// (`puts_sockets`: the Landlock-only mode without copies, see [`super::sockets`]), its
+/// `fdinfo` (the close-on-exec). Taken in two steps around the receiver's check that the call is still held,
 /// as [`open_for`] takes them: a pidfd of the thread and the `fdinfo` before it
 /// ([`Taking::begin`]), the copy through that pidfd after it ([`Taking::finish`]). What could not
 /// be taken is left out, and asked for as any other (where the kernel gives no copy, the

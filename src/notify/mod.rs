@@ -54,11 +54,13 @@ pub mod inotify;
 pub mod memfd;
 pub mod memory;
 pub mod metadata;
+mod pending;
 mod placement;
 mod receiver;
 pub mod request;
 mod server;
 pub mod shm;
+mod socket_copies;
 mod socket_names;
 pub mod sockets;
 pub mod terminal;
@@ -384,7 +386,9 @@ impl Notifier {
     /// news of groups on, or `None` when they could not be started.
     fn serve(&mut self, listener: OwnedFd) -> Option<OwnedFd> {
         let (grants, tmp, appetite) = self.plan.take()?;
-        let puts_sockets = grants.world_diag.is_none();
+        // The Landlock-only mode puts sockets of the helper's in the program's place only where
+        // it gets no copy of the program's own (see `socket_copies`).
+        let puts_sockets = grants.world_diag.is_none() && !handles::copies_available();
         // Read here, where `/proc` may be read: the server may not.
         if let Some(loopback) = &grants.connects {
             loopback.learn_port_band();
@@ -555,8 +559,8 @@ pub enum Reply {
     /// Done for the program: the call returns this (an inotify watch's number).
     Value(i64),
     /// Under way: answered when it is done (a connect the program waits for, see
-    /// [`world_connects`]).
-    Later(world_connects::Pending),
+    /// [`pending`]).
+    Later(pending::Pending),
 }
 
 #[cfg(test)]

@@ -77,8 +77,10 @@ pub(super) struct Parts {
     /// Written a byte each time a group is noted (the call's lifetime records it), and closed
     /// when the receiver ends.
     pub(super) news: OwnedFd,
-    /// Whether a held socket call's answer may put a new socket at its descriptor (the
-    /// Landlock-only mode: [`super::sockets`]); the own world's connects act on the copy.
+    /// Whether a held socket call's answer may put a new socket at its descriptor: the
+    /// Landlock-only mode where the kernel gives no copies of the program's descriptors (see
+    /// [`super::sockets`]; with copies, the calls act on the copy: [`super::socket_copies`],
+    /// and the own world's connects, [`super::world_connects`]).
     pub(super) puts_sockets: bool,
 }
 

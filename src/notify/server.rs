@@ -36,7 +36,7 @@ use super::handles::{CallHandles, Opener};
 use super::inotify::{self, Inotify};
 use super::receiver::Job;
 use super::request::{self, Call, Counted, ShmCall, SocketCall};
-use super::world_connects::Pending;
+use super::pending::Pending;
 use super::{Grants, Refusal, Reply, Shared};
 
 /// Runs until the receiver is gone. `tmp` is the call's tmp folder (`O_PATH`), the one place

@@ -88,6 +88,9 @@ pub(super) fn perform(
     memory: &Memory,
     call: SocketCall,
 ) -> Result<Reply, Errno> {
+    if let Some(answer) = super::socket_copies::perform((id, names), loopback, handles, memory, call) {
+        return answer;
+    }
     match call {
         SocketCall::Connect(Address { fd, address, len }) => {
             let socket = socket(handles, fd)?;
@@ -287,7 +290,7 @@ fn socket_inode<'h>(
 }
 
 /// Reads a `struct sockaddr` of `len` bytes at `address` once, and decodes it.
-fn read_address(memory: &Memory, address: u64, len: i32) -> Result<SocketAddr, Errno> {
+pub(super) fn read_address(memory: &Memory, address: u64, len: i32) -> Result<SocketAddr, Errno> {
     if !(0..=SOCKADDR_MAX).contains(&len) {
         return Err(Errno::INVAL);
     }
@@ -307,7 +310,7 @@ fn raw_family(memory: &Memory, address: u64, len: i32) -> Option<i32> {
 
 /// `asked`, checked against the socket's `family` as the kernel checks it: an IPv6 address on
 /// an IPv4 socket is `EAFNOSUPPORT`, an IPv4 one on an IPv6 socket `EINVAL`.
-fn of_family(asked: SocketAddr, family: AddressFamily) -> Result<SocketAddr, Errno> {
+pub(super) fn of_family(asked: SocketAddr, family: AddressFamily) -> Result<SocketAddr, Errno> {
     match (asked, family) {
         (SocketAddr::V6(_), AddressFamily::INET) => Err(Errno::AFNOSUPPORT),
         (SocketAddr::V4(_), AddressFamily::INET6) => Err(Errno::INVAL),

@@ -31,10 +31,10 @@
 //!
 //! A connect never blocks the helper: it is made with the copy's file non-blocking for that one
 //! call; when the program's socket was blocking and the connect is under way (TCP) or the
-//! listener's queue full (Unix), the call is kept waiting ([`Pending`], at most 1,024 at once and
-//! a quarter of the helper's descriptors, each looked at again after a pause growing to 32 ms) and
-//! answered when it is done, while the helper serves the rest; a waiting connect holds no place
-//! among the calls handed over. What the program sees differently: the peer of a Unix connection
+//! listener's queue full (Unix), the call is kept waiting ([`super::pending`], at most 1,024 at
+//! once and a quarter of the helper's descriptors, each looked at again after a pause growing to
+//! 32 ms) and answered when it is done, while the helper serves the rest; a waiting connect holds
+//! no place among the calls handed over. What the program sees differently: the peer of a Unix connection
 //! is the helper (`SO_PEERCRED`); for the moment of each try, its socket's file is non-blocking to
 //! another thread of the program's (one that reads the flags then and writes them back keeps
 //! that); a socket bound on btrfs or overlayfs beneath a write grant is not reached (its `stat`
@@ -51,13 +51,13 @@ use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStringExt as _;
 use std::path::PathBuf;
 
-use rustix::fs::{FileType, OFlags};
+use rustix::fs::FileType;
 use rustix::io::Errno;
 use rustix::net::{AddressFamily, SocketAddrUnix};
 
-use super::closer::ProgramCopy;
 use super::handles::{CallHandles, What};
 use super::memory::Memory;
+use super::pending::{Wait, start};
 use super::request::Address;
 use super::unix_sockets::UnixAddress;
 use super::{Grants, Refusal, Reply};
@@ -66,72 +66,6 @@ use super::{Grants, Refusal, Reply};
 const SOCKADDR_MAX: usize = 128;
 /// `sizeof(struct sockaddr_un)`: the longest a Unix socket's.
 const SOCKADDR_UN_LEN: usize = 110;
-
-/// A connect the program waits for, made and not yet done: looked at again after a pause that
-/// grows from 1 ms to 32 ms (a Unix one is tried again; no poll tells a full queue's room).
-pub struct Pending {
-    /// The held call.
-    pub id: u64,
-    copy: ProgramCopy,
-    wait: Wait,
-    next: std::time::Instant,
-    pause: std::time::Duration,
-}
-
-enum Wait {
-    /// A TCP connect under way, to `target` (`None`: `AF_UNSPEC`): done when the socket is
-    /// writable.
-    Tcp { target: Option<std::net::SocketAddr> },
-    /// A Unix connect the listener's full queue refused: tried again, through `through` (whose
-    /// file, if any, is held open in `_file`).
-    Unix { through: SocketAddrUnix, _file: Option<OwnedFd> },
-}
-
-impl Pending {
-    fn new(id: u64, copy: ProgramCopy, wait: Wait) -> Pending {
-        let pause = std::time::Duration::from_millis(1);
-        Pending { id, copy, wait, next: std::time::Instant::now() + pause, pause }
-    }
-
-    /// Whether it is time to look again (and then, the next time after a longer pause).
-    pub fn due(&mut self, now: std::time::Instant) -> bool {
-        if now < self.next {
-            return false;
-        }
-        self.pause = (self.pause * 2).min(std::time::Duration::from_millis(32));
-        self.next = now + self.pause;
-        true
-    }
-
-    /// The connect's end, once it is over: `None` while it is not.
-    pub fn done(&self) -> Option<Result<(), Errno>> {
-        match &self.wait {
-            Wait::Tcp { target } => {
-                let mut fds = [rustix::event::PollFd::new(&self.copy, rustix::event::PollFlags::OUT)];
-                let zero = rustix::event::Timespec { tv_sec: 0, tv_nsec: 0 };
-                match rustix::event::poll(&mut fds, Some(&zero)) {
-                    Ok(0) | Err(Errno::INTR) => None,
-                    Ok(_) => Some(rustix::net::sockopt::socket_error(&self.copy).and_then(|e| e).map(|()| {
-                        // Once more, as a blocking connect ends: the socket is then connected
-                        // for the kernel's later answers too (`EISCONN`, not 0 once more).
-                        // Never blocks: the connection is made (writable, no error), so the
-                        // kernel only notes it.
-                        if let Some(target) = target {
-                            let _ = rustix::net::connect(&self.copy, target);
-                        }
-                    })),
-                    Err(e) => Some(Err(e)),
-                }
-            }
-            Wait::Unix { through, .. } => {
-                match without_blocking(self.copy.as_fd(), |c| rustix::net::connect(c, through)) {
-                    Err(Errno::AGAIN) => None,
-                    other => Some(other.map(|_blocking| ())),
-                }
-            }
-        }
-    }
-}
 
 /// Performs the program's held `connect` (its thread's handles are `handles`) in the own
 /// world.
@@ -242,60 +176,6 @@ fn world_socket_file(
     let vfs = (crate::sock_diag::kernel_dev(stat.st_dev), inode);
     let Some(host) = host else { return Ok(false) };
     Ok(crate::sock_diag::unix_bound_at(world, vfs)? && !crate::sock_diag::unix_bound_at(host.as_fd(), vfs)?)
-}
-
-/// Makes the connect on `copy` without blocking: done (or failed) at once, or, for a program's
-/// blocking socket, kept waiting as `wait` says (on a copy of its own, closed apart: see
-/// [`super::closer`]).
-fn start(
-    id: u64,
-    copy: BorrowedFd<'_>,
-    wait: Wait,
-    connect: impl Fn(BorrowedFd<'_>) -> Result<(), Errno>,
-) -> Result<Reply, Errno> {
-    let (made, blocking) = match without_blocking(copy, &connect) {
-        Ok(blocking) => (Ok(()), blocking),
-        Err(e) => (Err(e), !rustix::fs::fcntl_getfl(copy)?.contains(OFlags::NONBLOCK)),
-    };
-    match (made, &wait) {
-        (Ok(()), _) => Ok(Reply::Done),
-        // Under way, or (`EALREADY`) under way since a signal interrupted the program's wait and
-        // its call came again: waited for, as the kernel would.
-        (Err(Errno::INPROGRESS | Errno::ALREADY), Wait::Tcp { .. })
-        | (Err(Errno::AGAIN), Wait::Unix { .. })
-            if blocking =>
-        {
-            // Out of descriptors: as a connect past its timeout, as elsewhere.
-            let kept = rustix::io::fcntl_dupfd_cloexec(copy, 0).map_err(|_| Errno::AGAIN)?;
-            let kept = ProgramCopy::new(kept);
-            let pending = Pending::new(id, kept, wait);
-            // On loopback a connect under way is mostly done by now.
-            match pending.done() {
-                Some(Ok(())) => Ok(Reply::Done),
-                Some(Err(e)) => Err(e),
-                None => Ok(Reply::Later(pending)),
-            }
-        }
-        (Err(e), _) => Err(e),
-    }
-}
-
-/// Runs `connect` on `copy` with its file non-blocking, then as it was. `Ok` tells whether it
-/// was blocking.
-fn without_blocking(
-    copy: BorrowedFd<'_>,
-    connect: impl Fn(BorrowedFd<'_>) -> Result<(), Errno>,
-) -> Result<bool, Errno> {
-    let flags = rustix::fs::fcntl_getfl(copy)?;
-    let blocking = !flags.contains(OFlags::NONBLOCK);
-    if blocking {
-        rustix::fs::fcntl_setfl(copy, flags | OFlags::NONBLOCK)?;
-    }
-    let made = connect(copy);
-    if blocking {
-        let _ = rustix::fs::fcntl_setfl(copy, flags);
-    }
-    made.map(|()| blocking)
 }
 
 /// The name the kernel gives a file lnk holds (for the report).
