@@ -225,3 +225,88 @@ say("named_again", named)
         assert_eq!(r.said("named_again"), "20", "{mode}: {}", r.raw);
     }
 }
+
+#[test]
+fn a_program_keeps_its_own_socket_and_what_it_set_on_it() {
+    // The kernel connects, binds and listens the socket the program made, with the options it
+    // set first. The Landlock-only mode does the same on the program's own socket (its copy),
+    // where the kernel gives the helper one: before, a socket of the helper's took its place and
+    // the options were lost (`TCP_NODELAY`, `SO_KEEPALIVE`, a receive buffer's size).
+    let agent = Agent::new("local-server-own-socket", POLICY);
+    let script = r#"
+server = socket.socket(); server.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+before = os.fstat(server.fileno()).st_ino
+server.bind(("127.0.0.1", 0))
+bound = os.fstat(server.fileno()).st_ino
+server.listen()
+say("listener_same_socket", before == bound == os.fstat(server.fileno()).st_ino)
+say("listener_keepalive", server.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE))
+port = server.getsockname()[1]
+c = socket.socket()
+c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+buffer = c.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
+before = os.fstat(c.fileno()).st_ino
+c.connect(("127.0.0.1", port))
+say("client_same_socket", before == os.fstat(c.fileno()).st_ino)
+say("client_nodelay", c.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+say("client_buffer_kept", c.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) == buffer)
+a, _ = server.accept(); c.sendall(b"z"); say("talks", a.recv(1).decode())
+"#;
+    for (mode, r) in agent.python_in_each_mode(script) {
+        let context = format!("{mode}: {}", r.raw);
+        for (name, expected) in [
+            ("listener_same_socket", "True"),
+            ("listener_keepalive", "1"),
+            ("client_same_socket", "True"),
+            ("client_nodelay", "1"),
+            ("client_buffer_kept", "True"),
+            ("talks", "z"),
+        ] {
+            assert_eq!(r.said(name), expected, "{name}: {context}");
+        }
+    }
+}
+
+#[test]
+fn a_blocking_connect_to_a_full_server_waits_as_bare_and_holds_up_no_other_call() {
+    // A server whose queue is full (backlog 0, one connection not yet accepted) drops a new
+    // client's handshake, and the kernel keeps a blocking connect waiting until it is accepted
+    // (its next try, a second later). In the Landlock-only mode the helper makes that connect on
+    // the program's socket: it must wait the same, and hold up none of the program's other held
+    // calls meanwhile (the helper's one server thread must never wait for it). A non-blocking
+    // connect there is under way at once, as the kernel says. (Before, the helper's listener
+    // took a backlog of 4,096 whatever the program asked, and connected at once here.)
+    let agent = Agent::new("local-server-full", POLICY);
+    let script = r#"
+import threading, time
+full = socket.socket(); full.bind(("127.0.0.1", 0)); full.listen(0)
+port = full.getsockname()[1]
+first = socket.create_connection(("127.0.0.1", port), timeout=5)
+time.sleep(0.1)
+ended = {}
+def waits():
+    s = socket.socket()
+    try:
+        s.connect(("127.0.0.1", port))
+        ended["second"] = "connected"
+    except OSError as e:
+        ended["second"] = errno.errorcode[e.errno]
+waiting = threading.Thread(target=waits); waiting.start()
+time.sleep(0.3)
+other = socket.socket(); other.bind(("127.0.0.1", 0)); other.listen()
+say("other_calls_answered_while_it_waits", "second" not in ended)
+quick = socket.socket(); quick.setblocking(False)
+say("nonblocking", attempt(lambda: quick.connect(("127.0.0.1", port))))
+quick.close()
+full.accept()
+waiting.join(20)
+say("second", ended.get("second"))
+"#;
+    for (mode, r) in agent.python_in_each_mode(script) {
+        let context = format!("{mode}: {}", r.raw);
+        assert_eq!(r.said("other_calls_answered_while_it_waits"), "True", "{context}");
+        assert_eq!(r.said("nonblocking"), "EINPROGRESS", "{context}");
+        assert_eq!(r.said("second"), "connected", "{context}");
+    }
+}
