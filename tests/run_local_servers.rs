@@ -310,3 +310,46 @@ say("second", ended.get("second"))
         assert_eq!(r.said("second"), "connected", "{context}");
     }
 }
+
+#[test]
+fn a_connect_the_program_made_blocking_behind_the_helpers_back_holds_up_other_calls_two_seconds_at_most() {
+    // The helper connects the program's socket with its file non-blocking for that one call; a
+    // thread of the program's that makes the file blocking again in between (here the fault
+    // point does, as a thread winning that race would) makes the connect block, and against a
+    // full server it would wait for the kernel's next tries, two minutes. The receiver
+    // interrupts it after 2 s, and it is waited for apart: the program's other held calls go on,
+    // and the connect still ends as bare once the server accepts. Without the interruption the
+    // other connect here waits until the call's timeout (seen: the fault point with the watch
+    // switched off).
+    let agent = Agent::new("local-server-made-blocking", POLICY);
+    let script = r#"
+import threading, time
+full = socket.socket(); full.bind(("127.0.0.1", 0)); full.listen(0)
+port = full.getsockname()[1]
+first = socket.create_connection(("127.0.0.1", port), timeout=5)
+other = socket.socket(); other.bind(("127.0.0.1", 0)); other.listen()
+time.sleep(0.1)
+ended = {}
+def waits():
+    s = socket.socket()
+    try:
+        s.connect(("127.0.0.1", port))
+        ended["second"] = "connected"
+    except OSError as e:
+        ended["second"] = errno.errorcode[e.errno]
+waiting = threading.Thread(target=waits); waiting.start()
+time.sleep(0.3)
+c = socket.create_connection(("127.0.0.1", other.getsockname()[1]), timeout=25)
+say("other_call_answered_while_it_waits", "second" not in ended)
+full.accept()
+waiting.join(20)
+say("second", ended.get("second"))
+"#;
+    let full = format!("{PY_PRELUDE}\n{script}");
+    let fault = [("LNK_FAULT", "held-connect-made-blocking-again:fail")];
+    for (mode, r) in agent.in_each_mode_at(&agent.home, &[], &fault, &["python3", "-c", &full]) {
+        let context = format!("{mode}: {}", r.raw);
+        assert_eq!(r.said("other_call_answered_while_it_waits"), "True", "{context}");
+        assert_eq!(r.said("second"), "connected", "{context}");
+    }
+}

@@ -406,6 +406,12 @@ impl Notifier {
         let (stop_r, stop_w) = pipe()?;
         let (opener, requests) = handles::pair().ok()?;
         let (jobs, handed) = std::sync::mpsc::channel();
+        // A connect that keeps the server too long is interrupted by a signal to its thread
+        // alone (see `pending`): handled by the process, blocked in this thread and the ones it
+        // starts from now on, unblocked by the server. Where it cannot be handled (never seen),
+        // no connect is interrupted.
+        let _ = crate::sys::interrupt_with(pending::INTERRUPT);
+        crate::sys::block_signal_here(pending::INTERRUPT);
         // Before the server, which may start no thread once confined.
         closer::start();
         // Speed only (see `placement`): a kernel without it wakes as before.

@@ -15,10 +15,28 @@
 //! non-blocking to another thread of the program's (one that reads the flags then and writes
 //! them back keeps that).
 //!
-//! Trusted with: that no connect blocks the held calls' server. What it trusts: the kernel's
-//! `O_NONBLOCK` on the copy's file, `poll` and `SO_ERROR`.
+//! **A program that makes the file blocking again** between the helper's `fcntl` and its
+//! `connect` (a thread of its own doing so in a loop) makes that connect block: until the
+//! listener answers, which a full queue (the program's own listener, never accepted from)
+//! delays until the kernel gives up (about two minutes for TCP; never, for a Unix listener).
+//! Every other held call of the program's would wait for it. So the server says when it
+//! connects ([`Watching`]), and the receiver, which never blocks, interrupts a connect that has
+//! kept the server [`CONNECT_AT_MOST`] with a signal to the server thread
+//! ([`interrupt_if_overdue`]); the connect returns `EINTR` and is waited for apart as any
+//! other under way. The receiver looks while calls are in the server's hands, at least every
+//! [`LOOK_EVERY`]. The signal ([`INTERRUPT`]) is handled by a handler that does nothing
+//! (`crate::sys::interrupt_with`, no `SA_RESTART`), blocked in every thread of the helper's
+//! but the server, and sent to that thread alone, only while the server says it connects,
+//! under the lock the server takes to say it is done (which then lets the signal land, so that
+//! it interrupts nothing after).
+//!
+//! Trusted with: that no connect blocks the held calls' server for long. What it trusts: the
+//! kernel's `O_NONBLOCK` on the copy's file, `poll`, `SO_ERROR`, and a signal's interrupting a
+//! connect's wait (`EINTR`).
 
 use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use rustix::fs::OFlags;
 use rustix::io::Errno;
@@ -26,6 +44,79 @@ use rustix::net::SocketAddrUnix;
 
 use super::Reply;
 use super::closer::ProgramCopy;
+use super::placement::ServerThread;
+
+/// How long a connect may keep the server before the receiver interrupts it.
+pub(super) const CONNECT_AT_MOST: Duration = Duration::from_secs(2);
+
+/// How often, at least, the receiver looks at the server's connect while calls are in its
+/// hands.
+pub(super) const LOOK_EVERY: Duration = Duration::from_secs(1);
+
+/// The signal that interrupts a connect: ignored by default, so one that came before the
+/// helper handles it, or from elsewhere, does nothing.
+pub(super) const INTERRUPT: i32 = libc::SIGURG;
+
+/// What the server's connect is at: one server thread per helper process.
+static WATCH: Mutex<Watched> = Mutex::new(Watched::Idle);
+
+#[derive(Clone, Copy)]
+enum Watched {
+    Idle,
+    /// Connecting since then.
+    Connecting(Instant),
+    /// Sent [`INTERRUPT`] while connecting.
+    Interrupted,
+}
+
+fn watch() -> MutexGuard<'static, Watched> {
+    WATCH.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The server's word that it connects, for as long as this lives.
+struct Watching;
+
+impl Watching {
+    fn start() -> Watching {
+        *watch() = Watched::Connecting(Instant::now());
+        Watching
+    }
+}
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        let mut watched = watch();
+        if matches!(*watched, Watched::Interrupted) {
+            // The receiver sent the signal (before it let go of this lock), so it is this
+            // thread's now; if the connect's return did not run its handler, the return of
+            // this call does, and nothing after is interrupted.
+            let _ = rustix::thread::gettid();
+        }
+        *watched = Watched::Idle;
+    }
+}
+
+/// For the receiver, before it waits: how long it may wait before it looks at the server's
+/// connect again (`server_busy`: calls are in the server's hands, which may be connecting
+/// already); `None`: as long as it likes.
+pub(super) fn look_again_in(server_busy: bool) -> Option<Duration> {
+    match *watch() {
+        Watched::Connecting(since) => Some(CONNECT_AT_MOST.saturating_sub(since.elapsed()).min(LOOK_EVERY)),
+        _ if server_busy => Some(LOOK_EVERY),
+        _ => None,
+    }
+}
+
+/// For the receiver, after each wait: interrupts the server's connect if it has kept the server
+/// [`CONNECT_AT_MOST`] or longer.
+pub(super) fn interrupt_if_overdue(server: &ServerThread) {
+    let mut watched = watch();
+    if let Watched::Connecting(since) = *watched {
+        if since.elapsed() >= CONNECT_AT_MOST && server.interrupt(INTERRUPT) {
+            *watched = Watched::Interrupted;
+        }
+    }
+}
 
 /// A connect the program waits for, made and not yet done: looked at again after a pause that
 /// grows from 1 ms to 32 ms (a Unix one is tried again; no poll tells a full queue's room).
@@ -109,29 +200,38 @@ pub fn start(
     connect: impl Fn(BorrowedFd<'_>) -> Result<(), Errno>,
 ) -> Result<Reply, Errno> {
     let (made, blocking) = without_blocking(copy, &connect)?;
-    match (made, &wait) {
-        (Ok(()), _) => Ok(Reply::Done),
+    let under_way = match (&made, &wait) {
         // Under way, or (`EALREADY`) under way since a signal interrupted the program's wait and
-        // its call came again: waited for, as the kernel would.
+        // its call came again.
         (Err(Errno::INPROGRESS | Errno::ALREADY), Wait::Tcp { .. })
-        | (Err(Errno::AGAIN), Wait::Unix { .. })
-            if blocking =>
-        {
-            // On loopback a connect under way is mostly done by now: looked at on the copy in
-            // hand, before one is kept.
-            if let Some(done) = ended(copy, &wait) {
-                return done.map(|()| Reply::Done);
-            }
-            // Out of descriptors: as a connect past its timeout, as elsewhere.
-            let kept = rustix::io::fcntl_dupfd_cloexec(copy, 0).map_err(|_| Errno::AGAIN)?;
-            let pending = Pending::new(id, ProgramCopy::new(kept), wait);
-            match pending.done() {
-                Some(Ok(())) => Ok(Reply::Done),
-                Some(Err(e)) => Err(e),
-                None => Ok(Reply::Later(pending)),
-            }
-        }
-        (Err(e), _) => Err(e),
+        | (Err(Errno::AGAIN), Wait::Unix { .. }) => true,
+        // Interrupted by the receiver: the program made its file blocking again meanwhile.
+        (Err(Errno::INTR), _) => true,
+        _ => false,
+    };
+    if !under_way {
+        return made.map(|()| Reply::Done);
+    }
+    if !blocking {
+        // A non-blocking socket's answer, as the kernel gives it.
+        return Err(match (made, &wait) {
+            (Err(Errno::INTR), Wait::Tcp { .. }) => Errno::INPROGRESS,
+            (Err(Errno::INTR), Wait::Unix { .. }) => Errno::AGAIN,
+            (made, _) => made.err().unwrap_or(Errno::INPROGRESS),
+        });
+    }
+    // Waited for, as the kernel would. On loopback a connect under way is mostly done by now:
+    // looked at on the copy in hand, before one is kept.
+    if let Some(done) = ended(copy, &wait) {
+        return done.map(|()| Reply::Done);
+    }
+    // Out of descriptors: as a connect past its timeout, as elsewhere.
+    let kept = rustix::io::fcntl_dupfd_cloexec(copy, 0).map_err(|_| Errno::AGAIN)?;
+    let pending = Pending::new(id, ProgramCopy::new(kept), wait);
+    match pending.done() {
+        Some(Ok(())) => Ok(Reply::Done),
+        Some(Err(e)) => Err(e),
+        None => Ok(Reply::Later(pending)),
     }
 }
 
@@ -146,7 +246,15 @@ fn without_blocking(
     if blocking {
         rustix::fs::fcntl_setfl(copy, flags | OFlags::NONBLOCK)?;
     }
-    let made = connect(copy);
+    let made = {
+        let _watching = Watching::start();
+        // Test builds only: the program's thread made the file blocking again in between.
+        #[cfg(feature = "fault-points")]
+        if crate::fault::fails("held-connect-made-blocking-again") {
+            let _ = rustix::fs::fcntl_setfl(copy, flags - OFlags::NONBLOCK);
+        }
+        connect(copy)
+    };
     if blocking {
         let _ = rustix::fs::fcntl_setfl(copy, flags);
     }

@@ -42,6 +42,13 @@ impl ServerThread {
         Told(self)
     }
 
+    /// Sends `signal` to the server thread, while it runs (under the lock its end takes: never
+    /// to a number it no longer has). False where it is gone or the signal was not sent.
+    pub(super) fn interrupt(&self, signal: i32) -> bool {
+        let told = self.lock();
+        told.is_some_and(|tid| crate::sys::interrupt_thread(tid, signal).is_ok())
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Pid>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -120,10 +120,16 @@ fn serve(
             PollFd::new(&requests.ready, PollFlags::IN),
             PollFd::new(stop, PollFlags::IN),
         ];
-        match rustix::event::poll(&mut fds, None) {
+        // While calls are in the server's hands, a wait of a bounded time: a connect that keeps
+        // the server too long is interrupted (see `super::pending`).
+        let wait = super::pending::look_again_in(!state.handed.is_empty()).map(|wait| {
+            rustix::event::Timespec { tv_sec: wait.as_secs() as i64, tv_nsec: i64::from(wait.subsec_nanos()) }
+        });
+        match rustix::event::poll(&mut fds, wait.as_ref()) {
             Ok(_) | Err(Errno::INTR) => {}
             Err(_) => return,
         }
+        super::pending::interrupt_if_overdue(&shared.server_thread);
         let (held_ready, asked, stopped) = (fds[0].revents(), fds[1].revents(), fds[2].revents());
         if !stopped.is_empty() {
             return;

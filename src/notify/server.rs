@@ -34,9 +34,9 @@ use rustix::io::Errno;
 
 use super::handles::{CallHandles, Opener};
 use super::inotify::{self, Inotify};
+use super::pending::Pending;
 use super::receiver::Job;
 use super::request::{self, Call, Counted, ShmCall, SocketCall};
-use super::pending::Pending;
 use super::{Grants, Refusal, Reply, Shared};
 
 /// Runs until the receiver is gone. `tmp` is the call's tmp folder (`O_PATH`), the one place
@@ -50,8 +50,11 @@ pub(super) fn run(
     tmp: OwnedFd,
     appetite: crate::sandbox_file::Appetite,
 ) {
-    // Told to the receiver, which moves it (see `super::placement`), until this thread ends.
+    // Told to the receiver, which moves it (see `super::placement`) and interrupts a connect
+    // that keeps it too long (see `super::pending`, whose signal this thread alone takes), until
+    // this thread ends.
     let _told = shared.server_thread.tell();
+    crate::sys::unblock_signal_here(super::pending::INTERRUPT);
     // Made before the confinement (it opens `/proc/self/fdinfo`, which the confinement then
     // lets it read). None: nothing can count the call's inotify use, so none is made.
     let mut inotify = Inotify::new(appetite.inotify_instances, appetite.inotify_watches).ok();

@@ -1,6 +1,10 @@
 //! Held socket calls: in the Landlock-only mode the helper makes the program's TCP connections
-//! and its listeners itself, on the call's loopback (see [`super::loopback`] for where they go
-//! and why nothing of the host's is taken).
+//! and its listeners itself, on the call's loopback (see [`crate::proxy::loopback`] for where
+//! they go and why nothing of the host's is taken). Where the receiver took a copy of the
+//! program's socket with the call, [`super::socket_copies`] makes them on that very socket;
+//! what follows is the way where it took none (container runtimes' default seccomp profiles
+//! refuse `pidfd_getfd`), or for a socket that way does not take, and the `getsockname`s of
+//! both:
 //!
 //! - `connect(fd, address, len)`: the address is read once from the program's memory and
 //!   decoded ([`parse_sockaddr`]); the helper makes a connection of its own and puts that socket

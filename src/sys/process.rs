@@ -322,6 +322,48 @@ pub fn read_signal(fd: std::os::fd::BorrowedFd<'_>) -> Option<i32> {
     }
 }
 
+extern "C" fn do_nothing(_: libc::c_int) {}
+
+/// Makes `signal`, sent to one of the helper's threads ([`interrupt_thread`]), interrupt the
+/// blocking system call that thread is in: a handler that does nothing, without `SA_RESTART`,
+/// so the call returns `EINTR`. The disposition is the process's; each thread blocks the signal
+/// or not ([`block_signal_here`], [`unblock_signal_here`]).
+pub fn interrupt_with(signal: i32) -> Result<(), io::Error> {
+    // SAFETY: installs an async-signal-safe handler (it does nothing) with a zeroed, then
+    // filled, sigaction.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = do_nothing as *const () as libc::sighandler_t;
+        libc::sigemptyset(&mut action.sa_mask);
+        if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Blocks `signal` in the calling thread (and the threads it starts from now on).
+pub fn block_signal_here(signal: i32) {
+    set_signal_mask(&[signal], libc::SIG_BLOCK);
+}
+
+/// Unblocks `signal` in the calling thread.
+pub fn unblock_signal_here(signal: i32) {
+    set_signal_mask(&[signal], libc::SIG_UNBLOCK);
+}
+
+/// Sends `signal` to the helper's own thread `tid` (`tgkill` with the helper's pid: never
+/// another process's thread, whatever became of the number).
+pub fn interrupt_thread(tid: rustix::process::Pid, signal: i32) -> Result<(), io::Error> {
+    let me = rustix::process::getpid().as_raw_nonzero().get();
+    // SAFETY: tgkill takes three integers and touches no memory of ours.
+    let sent = unsafe { libc::syscall(libc::SYS_tgkill, me, tid.as_raw_nonzero().get(), signal) };
+    if sent != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 extern "C" fn kill_own_group(_: libc::c_int) {
     // SAFETY: kill is async-signal-safe; 0 names the caller's own process group.
     unsafe { libc::kill(0, libc::SIGKILL) };

@@ -66,6 +66,9 @@ use rustix::net::{AddressFamily, SocketFlags, SocketType};
 
 use super::log::Log;
 pub use super::port_band::PortBand;
+pub use program_sockets::Target;
+
+mod program_sockets;
 
 /// How long the helper waits for its own connect to a listener on loopback (a listener whose
 /// queue strangers filled would otherwise hold the program's call, and the helper, forever).
@@ -88,15 +91,6 @@ const BAND_TRIES: u32 = 512;
 /// The connections the helper made whose sockets it remembers (for `EISCONN`); past it the
 /// oldest are forgotten.
 const MAX_REMEMBERED: usize = 65_536;
-
-/// Where a program's connect goes (see [`Loopback::target`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Target {
-    /// The listener, in the family of the program's socket.
-    pub address: SocketAddr,
-    /// Whether it is the proxy's or a forwarder's, which serve only connections admitted.
-    pub routed: bool,
-}
 
 /// A listener the helper made for the program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -380,119 +374,6 @@ impl Loopback {
         let real = local_address(socket).map_err(|_| Errno::ADDRNOTAVAIL)?;
         let port = if asked.port() == 0 { real.port() } else { asked.port() };
         Ok(Server { asked: SocketAddr::new(asked.ip(), port), real, inode })
-    }
-
-    /// Binds the program's own `socket` (a copy of its descriptor; its inode `inode`, of
-    /// `family`) for its `bind` of `asked`, where [`Loopback::bind`] binds a socket it makes: on
-    /// the call's address, on a port of its band, neither listening nor connected. No socket is
-    /// put in its place, and what the program set on it is kept, but `SO_REUSEPORT` (cleared:
-    /// should the program set it again meanwhile, the port is shared only with its own sockets,
-    /// or another call's that drew the same random address and port, its own user's).
-    /// `EADDRINUSE` as for [`Loopback::listen`]; `EINVAL`, as the kernel says, for a socket
-    /// bound or connected already.
-    pub fn bind_program_socket(
-        &self,
-        socket: BorrowedFd<'_>,
-        inode: u64,
-        asked: SocketAddr,
-        family: AddressFamily,
-    ) -> Result<(), Errno> {
-        let mut servers = lock(&self.servers);
-        let mut bound = lock(&self.bound);
-        make_room(&mut servers, &mut bound, asked)?;
-        drop(servers);
-        let server = self.place_in_band(socket, inode, asked, family)?;
-        bound.0.push(server);
-        Ok(())
-    }
-
-    /// Makes the program's own `socket` (a copy; its inode `inode`, of `family`) listen, with
-    /// the program's `backlog`, for its `listen`: where it was bound
-    /// ([`Loopback::bind_program_socket`], or [`Loopback::bind`], whose socket the program
-    /// holds), or, never bound (where the kernel would bind the wildcard, on the host's every
-    /// interface), bound first as for the wildcard, as [`Loopback::listen`] does. `EADDRINUSE`
-    /// as there; `EINVAL`, as the kernel says, for a socket connected (or bound by anyone else).
-    pub fn listen_program_socket(
-        &self,
-        socket: BorrowedFd<'_>,
-        inode: u64,
-        family: AddressFamily,
-        backlog: i32,
-    ) -> Result<(), Errno> {
-        let mut servers = lock(&self.servers);
-        let mut bound = lock(&self.bound);
-        let server = match bound.0.iter().position(|s| s.inode == inode) {
-            Some(at) => {
-                rustix::net::sockopt::set_socket_reuseport(socket, false)?;
-                rustix::net::listen(socket, backlog)?;
-                bound.0.remove(at)
-            }
-            None => {
-                let wildcard = match family {
-                    AddressFamily::INET6 => SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
-                    _ => SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
-                };
-                make_room(&mut servers, &mut bound, wildcard)?;
-                let server = self.place_in_band(socket, inode, wildcard, family)?;
-                if let Err(e) = rustix::net::listen(socket, backlog) {
-                    // Bound, as a bound socket it stays: its port counts until closed.
-                    bound.0.push(server);
-                    return Err(e);
-                }
-                server
-            }
-        };
-        drop(bound);
-        servers.push(server);
-        let mut made = lock(&self.made);
-        if made.len() < MAX_SERVERS {
-            made.push(server);
-        }
-        Ok(())
-    }
-
-    /// The listener a connect to `asked` goes to, in `family` (the program's socket's), if the
-    /// program may connect there; else refused as a namespace with loopback only would refuse
-    /// it, and named in the log.
-    pub fn target(&self, asked: SocketAddr, family: AddressFamily) -> Result<Target, Errno> {
-        let canonical_asked = SocketAddr::new(canonical(asked.ip()), asked.port());
-        let routed = self.routes.iter().any(|(a, _)| *a == canonical_asked);
-        match self.route(asked) {
-            Some(local) => Ok(Target { address: in_family(family, local), routed }),
-            None => {
-                self.refuse(asked);
-                Err(refused_errno(asked.ip()))
-            }
-        }
-    }
-
-    /// Readies the program's own `socket` (a copy, of `family`) to connect from the call's
-    /// address, as the helper's connecting sockets do: bound there with no port
-    /// (`IP_BIND_ADDRESS_NO_PORT`: `connect` chooses one, for that connection alone). A socket on
-    /// the call's address already (one connected before, or bound by the helper) is left as
-    /// it is. `EINVAL` for a socket bound anywhere else.
-    pub fn bind_source(&self, socket: BorrowedFd<'_>, family: AddressFamily) -> Result<(), Errno> {
-        crate::sys::set_bind_address_no_port(socket).map_err(|_| Errno::INVAL)?;
-        match rustix::net::bind(socket, &self.address_in(family, 0)) {
-            Err(Errno::INVAL) => match local_address(socket) {
-                Ok(own) if canonical(own.ip()) == IpAddr::V4(self.source) => Ok(()),
-                _ => Err(Errno::INVAL),
-            },
-            other => other,
-        }
-    }
-
-    /// Notes the connection the program's `socket` (a copy; its inode `inode`) makes or made from
-    /// the call's address (see [`Loopback::bind_source`]) to `target`: admitted for the proxy to
-    /// serve once, where the target is the proxy's or a forwarder's listener (the program's own
-    /// servers take any connection, as a server does); and the socket remembered as connected.
-    pub fn connected_to(&self, target: &Target, socket: BorrowedFd<'_>, inode: u64) -> Result<(), Errno> {
-        if target.routed {
-            let own = local_address(socket).map_err(|_| Errno::ADDRNOTAVAIL)?;
-            Admission::new(self, own).keep();
-        }
-        self.remember_inode(inode);
-        Ok(())
     }
 
     /// Makes a listener for the program's `listen` of `asked` (of a socket it bound, or one it
