@@ -112,7 +112,10 @@ pub(super) fn look_again_in(server_busy: bool) -> Option<Duration> {
 pub(super) fn interrupt_if_overdue(server: &ServerThread) {
     let mut watched = watch();
     if let Watched::Connecting(since) = *watched {
-        if since.elapsed() >= CONNECT_AT_MOST && server.interrupt(INTERRUPT) {
+        if since.elapsed() >= CONNECT_AT_MOST {
+            // Sent or not (the server gone), looked at no more: never a wait of no time again
+            // and again.
+            let _ = server.interrupt(INTERRUPT);
             *watched = Watched::Interrupted;
         }
     }
