@@ -353,3 +353,35 @@ say("second", ended.get("second"))
         assert_eq!(r.said("second"), "connected", "{context}");
     }
 }
+
+#[test]
+fn a_connect_takes_no_port_by_bind_and_the_program_may_not_make_it() {
+    // In the Landlock-only mode the helper binds the program's socket on the call's address with
+    // `IP_BIND_ADDRESS_NO_PORT` before it connects it, so that `connect` chooses the port, as for
+    // any client, and none is taken from the host's automatic range for as long as the
+    // connection lasts (`TIME_WAIT` too). Found in review: a thread of the program's clearing
+    // the option between the helper's two steps made that bind take such a port, and a loop of
+    // connects left the host's other processes without any. The program may not set the option
+    // (its binds are held: it means nothing to it); and a bind that took a port all the same
+    // (the fault point clears the option in between) fails closed.
+    let agent = Agent::new("local-server-no-port", POLICY);
+    let script = r#"
+server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen()
+port = server.getsockname()[1]
+s = socket.socket()
+say("option", attempt(lambda: s.setsockopt(socket.IPPROTO_IP, 24, 0)))
+say("connect", attempt(lambda: s.connect(("127.0.0.1", port))))
+"#;
+    for (mode, r) in agent.python_in_each_mode(script) {
+        let context = format!("{mode}: {}", r.raw);
+        let refused = if mode == "landlock-only" { "EPERM" } else { "ok" };
+        assert_eq!(r.said("option"), refused, "{context}");
+        assert_eq!(r.said("connect"), "ok", "{context}");
+    }
+    let full = format!("{PY_PRELUDE}\n{script}");
+    let fault = [("LNK_FAULT", "held-connect-source-takes-a-port:fail")];
+    for (mode, r) in agent.in_each_mode_at(&agent.home, &[], &fault, &["python3", "-c", &full]) {
+        let expected = if mode == "landlock-only" { "EADDRNOTAVAIL" } else { "ok" };
+        assert_eq!(r.said("connect"), expected, "{mode}: {}", r.raw);
+    }
+}

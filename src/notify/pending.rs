@@ -35,7 +35,7 @@
 //! connect's wait (`EINTR`).
 
 use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use rustix::fs::OFlags;
@@ -45,6 +45,7 @@ use rustix::net::SocketAddrUnix;
 use super::Reply;
 use super::closer::ProgramCopy;
 use super::placement::ServerThread;
+use crate::proxy::loopback::{Loopback, Target};
 
 /// How long a connect may keep the server before the receiver interrupts it.
 pub(super) const CONNECT_AT_MOST: Duration = Duration::from_secs(2);
@@ -121,15 +122,23 @@ pub(super) fn interrupt_if_overdue(server: &ServerThread) {
     }
 }
 
+/// The longest pause between two looks at a connect under way: the kernel's own tries of a
+/// connection whose handshake went unanswered come seconds apart.
+const LONGEST_PAUSE: Duration = Duration::from_millis(128);
+
 /// A connect the program waits for, made and not yet done: looked at again after a pause that
-/// grows from 1 ms to 32 ms (a Unix one is tried again; no poll tells a full queue's room).
+/// grows from 1 ms to [`LONGEST_PAUSE`] (a Unix one is tried again; no poll tells a full
+/// queue's room).
 pub struct Pending {
     /// The held call.
     pub id: u64,
     copy: ProgramCopy,
     wait: Wait,
-    next: std::time::Instant,
-    pause: std::time::Duration,
+    next: Instant,
+    pause: Duration,
+    /// Noted on the call's loopback once connected (the Landlock-only mode's TCP connects:
+    /// [`Loopback::connected_to`]), with the listener it goes to and the socket's inode.
+    noted: Option<(Arc<Loopback>, Target, u64)>,
 }
 
 /// What a connect under way waits for.
@@ -144,23 +153,38 @@ pub enum Wait {
 
 impl Pending {
     fn new(id: u64, copy: ProgramCopy, wait: Wait) -> Pending {
-        let pause = std::time::Duration::from_millis(1);
-        Pending { id, copy, wait, next: std::time::Instant::now() + pause, pause }
+        let pause = Duration::from_millis(1);
+        Pending { id, copy, wait, next: Instant::now() + pause, pause, noted: None }
+    }
+
+    /// Once connected, the connection is noted on `loopback`, to `target`, of the socket
+    /// `inode` (see [`Loopback::connected_to`]).
+    pub fn note_when_connected(&mut self, loopback: Arc<Loopback>, target: Target, inode: u64) {
+        self.noted = Some((loopback, target, inode));
     }
 
     /// Whether it is time to look again (and then, the next time after a longer pause).
-    pub fn due(&mut self, now: std::time::Instant) -> bool {
+    pub fn due(&mut self, now: Instant) -> bool {
         if now < self.next {
             return false;
         }
-        self.pause = (self.pause * 2).min(std::time::Duration::from_millis(32));
+        self.pause = (self.pause * 2).min(LONGEST_PAUSE);
         self.next = now + self.pause;
         true
     }
 
+    /// When it is next time to look.
+    pub fn next_look(&self) -> Instant {
+        self.next
+    }
+
     /// The connect's end, once it is over: `None` while it is not.
     pub fn done(&self) -> Option<Result<(), Errno>> {
-        ended(self.copy.as_fd(), &self.wait)
+        let done = ended(self.copy.as_fd(), &self.wait);
+        if let (Some(Ok(())), Some((loopback, target, inode))) = (&done, &self.noted) {
+            loopback.connected_to(target, self.copy.as_fd(), *inode);
+        }
+        done
     }
 }
 

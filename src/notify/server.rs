@@ -119,17 +119,20 @@ pub(super) fn run(
     if crate::fault::fails("held-calls-server-ends") {
         return;
     }
-    // Connects the program waits for, answered when done (see `super::world_connects`); while
-    // there are any, the server looks at them between calls, every millisecond.
+    // Connects the program waits for, answered when done (see `super::pending`); while there
+    // are any, the server looks at them between calls, each when it is due.
     let mut pending: Vec<Pending> = Vec::new();
     loop {
-        let job = match pending.is_empty() {
-            true => jobs.recv().ok(),
-            false => match jobs.recv_timeout(std::time::Duration::from_millis(1)) {
-                Ok(job) => Some(job),
-                Err(mpsc::RecvTimeoutError::Timeout) => None,
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            },
+        let next_look = pending.iter().map(Pending::next_look).min();
+        let job = match next_look {
+            None => jobs.recv().ok(),
+            Some(next) => {
+                match jobs.recv_timeout(next.saturating_duration_since(std::time::Instant::now())) {
+                    Ok(job) => Some(job),
+                    Err(mpsc::RecvTimeoutError::Timeout) => None,
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+            }
         };
         if let Some(mut job) = job {
             let id = job.held.id;
@@ -272,6 +275,13 @@ fn perform(
             let held_call = (listener, held.id, names);
             if let Some(answer) =
                 super::unix_sockets::perform(held_call, grants, handles, memory, call, refused)
+            {
+                return answer;
+            }
+            // On the program's own socket where the receiver took a copy of it, else on one of
+            // the helper's put in its place.
+            if let Some(answer) =
+                super::socket_copies::perform((held.id, names), loopback, handles, memory, call)
             {
                 return answer;
             }

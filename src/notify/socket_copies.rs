@@ -27,20 +27,39 @@
 //! What is the same either way: the program's socket never connects, binds or listens by its
 //! own call (each is held, and the helper chooses every address); the address is read once;
 //! nothing of the host's is reached or taken. What differs, and why it is safe: the helper acts
-//! on a socket the program can act on too, between the helper's steps. What it can do there is
-//! set options: none lets it reach another address (the helper binds and connects to addresses
-//! of its own choosing; `IP_TRANSPARENT` and `IP_FREEBIND` need a capability the program has
-//! not), a cleared `SO_REUSEPORT` set again shares a port only with the program's own sockets
-//! or another call's of the same person that drew the same random address, and a file made
-//! blocking again between the helper's `O_NONBLOCK` and its `connect` is the case
-//! [`super::pending`] names. A thread that closes the descriptor or puts another socket there
-//! meanwhile changes nothing the helper acts on: the copy is the socket the call named.
+//! on a socket the program can act on too, between the helper's steps, from another thread.
+//! What it can do there is set options and the file's flags:
+//!
+//! - none lets it reach another address: the helper binds and connects only to addresses of its
+//!   own choosing (`IP_TRANSPARENT` needs a capability the program has not; `IP_FREEBIND` only
+//!   lets a bind take an address not the host's, and the helper's are the host's loopback);
+//! - `IP_BIND_ADDRESS_NO_PORT`, which the helper sets before it binds a socket to connect (so
+//!   that `connect` chooses the port, taking none from the host's automatic range while the
+//!   connection lasts), the program may not set at all (seccomp answers `EPERM`: cleared in
+//!   between, that bind took such a port, and a loop of connects left the host's other processes
+//!   without ports: found in review); a bind that took a port all the same fails closed;
+//! - a cleared `SO_REUSEPORT` set again shares a port only with the program's own sockets, or
+//!   another call's of the same person that drew the same random address;
+//! - a file made blocking again between the helper's `O_NONBLOCK` and its `connect` makes the
+//!   connect block, which the receiver interrupts ([`super::pending`]);
+//! - a connection is admitted for the proxy only once the kernel says the socket's peer is the
+//!   proxy's listener (an admission made before, for a connect that was not going there, stayed
+//!   for a stranger to take: found in review).
+//!
+//! A thread that closes the descriptor or puts another socket there meanwhile changes nothing
+//! the helper acts on: the copy is the socket the call named. What the program sees: its socket
+//! keeps `IP_BIND_ADDRESS_NO_PORT` (a connecting one) and `SO_REUSEADDR` (one bound for a
+//! server); its file's flags, for the moment of a connect, are non-blocking, and are then set
+//! back to what the helper read (a change another thread made in that moment is lost). A
+//! socket already connected, listening, or bound by anyone else is left to [`super::sockets`],
+//! untouched.
 //!
 //! Trusted with: where the program's TCP connections and listeners go in the Landlock-only
 //! mode, as [`super::sockets`] is. What it trusts: the kernel's copy of the program's
 //! descriptor and its socket options, and [`crate::proxy::loopback`].
 
 use std::os::fd::BorrowedFd;
+use std::sync::Arc;
 
 use rustix::io::Errno;
 use rustix::net::AddressFamily;
@@ -59,7 +78,7 @@ use crate::proxy::loopback::{Loopback, may_listen_on};
 /// a TCP socket; see the module's documentation): [`super::sockets`] then does.
 pub(super) fn perform(
     (id, names): (u64, &SocketNames),
-    loopback: &Loopback,
+    loopback: &Arc<Loopback>,
     handles: &CallHandles<'_>,
     memory: &Memory,
     call: SocketCall,
@@ -79,31 +98,47 @@ pub(super) fn perform(
                 Err(e) => return Some(Err(e)),
             };
             let bound = loopback.bound(inode).is_some();
+            // With a port the helper did not bind it to (connected, listening, bound by someone
+            // else): as before, which answers as the kernel does, and touches nothing of it.
+            if !bound && has_port(copy) {
+                return None;
+            }
             // Refused before the socket is touched: it stays as it was.
             let target = match loopback.target(asked, family) {
                 Ok(target) => target,
                 Err(e) => return Some(Err(e)),
             };
-            match loopback.bind_source(copy, family) {
-                Ok(()) => {}
-                // Bound elsewhere by someone else (a socket passed in): the helper's own socket
-                // connects in its place, as before.
-                Err(Errno::INVAL) => return None,
-                Err(e) => return Some(Err(e)),
+            if !bound {
+                match loopback.bind_source(copy, family) {
+                    Ok(()) => {}
+                    // Bound elsewhere meanwhile: as before.
+                    Err(Errno::INVAL) => return None,
+                    Err(e) => return Some(Err(e)),
+                }
             }
             let to = target.address;
             let made = start(id, copy, Wait::Tcp { target: Some(to) }, |c| rustix::net::connect(c, &to));
-            if matches!(made, Ok(_) | Err(Errno::INPROGRESS)) {
-                if let Err(e) = loopback.connected_to(&target, copy, inode) {
-                    return Some(Err(e));
+            match made {
+                Ok(Reply::Later(mut waiting)) => {
+                    waiting.note_when_connected(Arc::clone(loopback), target, inode);
+                    if bound {
+                        loopback.unbind(inode);
+                    }
+                    Ok(Reply::Later(waiting))
                 }
-                if bound {
-                    // Connected now, no longer a bound socket of the program's: its port counts
-                    // until closed.
-                    loopback.unbind(inode);
+                // Connected, or (non-blocking) under way and on loopback mostly done: noted if
+                // it is connected to the target now.
+                made @ (Ok(_) | Err(Errno::INPROGRESS)) => {
+                    loopback.connected_to(&target, copy, inode);
+                    if bound {
+                        // No longer a bound socket of the program's: its port counts until
+                        // closed.
+                        loopback.unbind(inode);
+                    }
+                    made
                 }
+                made => made,
             }
-            made
         }
         SocketCall::Bind(Address { address, len, .. }) => {
             // Bound, listening or connected already (a connection the program's listener

@@ -539,10 +539,20 @@ pub(super) fn rules(policy: SeccompPolicy) -> Policy {
             // automatic abstract name by the kernel when it connects or sends: a name of the
             // host's (found in review). No TCP socket needs either.
             let passes = |option: u32| vec![Check::eq(1, libc::SOL_SOCKET as u32), Check::eq(2, option)];
+            // `IP_BIND_ADDRESS_NO_PORT` is the helper's: it sets it on the program's socket
+            // before it binds it on the call's address to connect, so that `connect` chooses
+            // the port; cleared by a thread of the program's in between, that bind took a port
+            // every other socket's automatic choice then skipped, and a loop of connects left
+            // the host's other processes without ports (found in review). The program's own
+            // binds are held, so the option means nothing to it.
+            let no_port = vec![
+                Check::eq(1, libc::IPPROTO_IP as u32),
+                Check::eq(2, libc::IP_BIND_ADDRESS_NO_PORT as u32),
+            ];
             p.set(
                 libc::SYS_setsockopt,
                 Entry::when(
-                    vec![passes(libc::SO_PASSCRED as u32), passes(SO_PASSPIDFD)],
+                    vec![passes(libc::SO_PASSCRED as u32), passes(SO_PASSPIDFD), no_port],
                     Answer::Errno(libc::EPERM as u16),
                     Answer::Allow,
                 ),

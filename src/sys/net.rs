@@ -95,13 +95,13 @@ pub fn add_loopback_address_v6(address: std::net::Ipv6Addr) -> Result<(), io::Er
     Ok(())
 }
 
-/// `setsockopt(IP_BIND_ADDRESS_NO_PORT, 1)`: a later `bind` to port 0 takes the address only,
-/// and `connect` chooses the port, unique for the connection's four-tuple, as it would for a
-/// socket never bound. (A port `bind` chose is withheld from every other socket's automatic
+/// `setsockopt(IP_BIND_ADDRESS_NO_PORT, on)`: on, a later `bind` to port 0 takes the address
+/// only, and `connect` chooses the port, unique for the connection's four-tuple, as it would for
+/// a socket never bound. (A port `bind` chose is withheld from every other socket's automatic
 /// choice for as long as it is bound, `TIME_WAIT` included.)
-pub fn set_bind_address_no_port(socket: std::os::fd::BorrowedFd<'_>) -> Result<(), io::Error> {
+pub fn set_bind_address_no_port(socket: std::os::fd::BorrowedFd<'_>, on: bool) -> Result<(), io::Error> {
     use std::os::fd::AsRawFd as _;
-    let on: libc::c_int = 1;
+    let on = libc::c_int::from(on);
     // SAFETY: a valid descriptor, and a pointer to an int that outlives the call, with its size.
     let ret = unsafe {
         libc::setsockopt(

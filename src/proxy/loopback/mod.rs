@@ -270,7 +270,7 @@ impl Loopback {
         };
         let socket = self.socket(family)?;
         // The call's own address, and no port: `connect` chooses one for this connection alone.
-        crate::sys::set_bind_address_no_port(socket.as_fd()).map_err(|_| Errno::INVAL)?;
+        crate::sys::set_bind_address_no_port(socket.as_fd(), true).map_err(|_| Errno::INVAL)?;
         rustix::net::bind(&socket, &self.address_in(family, 0))?;
         let target = in_family(family, local);
         match rustix::net::connect(&socket, &target) {

@@ -119,30 +119,83 @@ impl Loopback {
 
     /// Readies the program's own `socket` (a copy, of `family`) to connect from the call's
     /// address, as the helper's connecting sockets do: bound there with no port
-    /// (`IP_BIND_ADDRESS_NO_PORT`: `connect` chooses one, for that connection alone). A socket on
-    /// the call's address already (one connected before, or bound by the helper) is left as
-    /// it is. `EINVAL` for a socket bound anywhere else.
+    /// (`IP_BIND_ADDRESS_NO_PORT`: `connect` chooses one, for that connection alone; the program
+    /// may not clear it, see `crate::sandbox::seccomp`). A socket on the call's address with no
+    /// port already (a connect that failed) is left as it is. `EINVAL` for a socket bound
+    /// anywhere else, or with a port; `EADDRNOTAVAIL`, failing closed, should the bind have
+    /// taken a port after all.
     pub fn bind_source(&self, socket: BorrowedFd<'_>, family: AddressFamily) -> Result<(), Errno> {
-        crate::sys::set_bind_address_no_port(socket).map_err(|_| Errno::INVAL)?;
-        match rustix::net::bind(socket, &self.address_in(family, 0)) {
-            Err(Errno::INVAL) => match local_address(socket) {
-                Ok(own) if canonical(own.ip()) == IpAddr::V4(self.source) => Ok(()),
-                _ => Err(Errno::INVAL),
-            },
-            other => other,
+        crate::sys::set_bind_address_no_port(socket, true).map_err(|_| Errno::INVAL)?;
+        // Test builds only: the option is cleared in between, as a thread of the program's could
+        // if seccomp let it (see `crate::sandbox::seccomp`).
+        #[cfg(feature = "fault-points")]
+        if crate::fault::fails("held-connect-source-takes-a-port") {
+            crate::sys::set_bind_address_no_port(socket, false).map_err(|_| Errno::INVAL)?;
+        }
+        let bound = rustix::net::bind(socket, &self.address_in(family, 0));
+        let own = local_address(socket).map_err(|_| Errno::INVAL)?;
+        match bound {
+            Ok(()) if own.port() != 0 => Err(Errno::ADDRNOTAVAIL),
+            Ok(()) => Ok(()),
+            Err(Errno::INVAL) if own.port() == 0 && canonical(own.ip()) == IpAddr::V4(self.source) => Ok(()),
+            Err(e) => Err(e),
         }
     }
 
-    /// Notes the connection the program's `socket` (a copy; its inode `inode`) makes or made from
-    /// the call's address (see [`Loopback::bind_source`]) to `target`: admitted for the proxy to
-    /// serve once, where the target is the proxy's or a forwarder's listener (the program's own
-    /// servers take any connection, as a server does); and the socket remembered as connected.
-    pub fn connected_to(&self, target: &Target, socket: BorrowedFd<'_>, inode: u64) -> Result<(), Errno> {
+    /// Notes the connection the program's `socket` (a copy; its inode `inode`) made from the
+    /// call's address (see [`Loopback::bind_source`]), once it is connected to `target` (its
+    /// peer, asked of the kernel; nothing is noted otherwise): admitted for the proxy to serve
+    /// once, where the target is the proxy's or a forwarder's listener (the program's own
+    /// servers take any connection, as a server does), and the socket remembered as connected.
+    /// A connect under way is noted when it is done (see `crate::notify::pending`): an
+    /// admission made before could stay unused for a stranger that takes the address and port
+    /// (found in review).
+    pub fn connected_to(&self, target: &Target, socket: BorrowedFd<'_>, inode: u64) {
+        let peer = rustix::net::getpeername(socket).ok().flatten().and_then(|p| SocketAddr::try_from(p).ok());
+        if peer.map(|p| SocketAddr::new(canonical(p.ip()), p.port()))
+            != Some(SocketAddr::new(canonical(target.address.ip()), target.address.port()))
+        {
+            return;
+        }
         if target.routed {
-            let own = local_address(socket).map_err(|_| Errno::ADDRNOTAVAIL)?;
-            Admission::new(self, own).keep();
+            if let Ok(own) = local_address(socket) {
+                Admission::new(self, own).keep();
+            }
         }
         self.remember_inode(inode);
-        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+    use std::os::fd::AsFd as _;
+    use std::time::Duration;
+
+    #[test]
+    fn a_connection_is_admitted_only_once_its_peer_is_the_proxys_listener() {
+        // Found in review: an admission made for a connect that went elsewhere (or not yet
+        // anywhere) stayed for five seconds, for a stranger that took the address and port.
+        let proxy = TcpListener::bind("127.0.0.1:0").unwrap();
+        let elsewhere = TcpListener::bind("127.0.0.1:0").unwrap();
+        let asked: SocketAddr = "127.0.0.1:3128".parse().unwrap();
+        let lo = Loopback::new(vec![(asked, proxy.local_addr().unwrap())]);
+        let target = lo.target(asked, AddressFamily::INET).unwrap();
+        assert!(target.routed, "the proxy's address is a route");
+        let connect_to = |to: SocketAddr| {
+            let socket =
+                rustix::net::socket(AddressFamily::INET, rustix::net::SocketType::STREAM, None).unwrap();
+            lo.bind_source(socket.as_fd(), AddressFamily::INET).unwrap();
+            rustix::net::connect(&socket, &to).unwrap();
+            let own = local_address(&socket).unwrap();
+            lo.connected_to(&target, socket.as_fd(), rustix::fs::fstat(&socket).unwrap().st_ino);
+            (socket, own)
+        };
+        let (_astray, astray) = connect_to(elsewhere.local_addr().unwrap());
+        assert_eq!(canonical(astray.ip()), IpAddr::V4(lo.source()), "from the call's address");
+        assert!(!lo.accepts(astray, Duration::ZERO), "admitted a connection that went elsewhere");
+        let (_made, made) = connect_to(proxy.local_addr().unwrap());
+        assert!(lo.accepts(made, Duration::ZERO), "the proxy's own connection is admitted");
     }
 }
