@@ -566,7 +566,7 @@ pub enum Reply {
     Value(i64),
     /// Under way: answered when it is done (a connect the program waits for, see
     /// [`pending`]).
-    Later(pending::Pending),
+    Later(Box<pending::Pending>),
 }
 
 #[cfg(test)]

@@ -258,7 +258,7 @@ pub fn start(
     match pending.done() {
         Some(Ok(())) => Ok(Reply::Done),
         Some(Err(e)) => Err(e),
-        None => Ok(Reply::Later(pending)),
+        None => Ok(Reply::Later(Box::new(pending))),
     }
 }
 

@@ -155,7 +155,7 @@ pub(super) fn run(
                 // and at most `max_pending` of them: past it, as a connect past its timeout.
                 Ok(Reply::Later(waiting)) if pending.len() < max_pending => {
                     opener.done(id);
-                    pending.push(waiting);
+                    pending.push(*waiting);
                 }
                 answer => {
                     let answer = match answer {
