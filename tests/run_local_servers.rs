@@ -385,3 +385,51 @@ say("connect", attempt(lambda: s.connect(("127.0.0.1", port))))
         assert_eq!(r.said("connect"), expected, "{mode}: {}", r.raw);
     }
 }
+
+#[test]
+fn a_waiting_connect_undone_or_asked_again_is_answered_as_bare_and_holds_up_nothing() {
+    // Found in review: a waiting connect that a thread of the program's undid (`shutdown`, then
+    // its error read) was taken for done, answered 0 on a socket never connected, and the
+    // helper's confirming connect started it anew, blocking, on the full queue: every other held
+    // call waited two minutes. And a second connect while the first waited went the old way,
+    // which put a socket of the helper's in the program's place; the kernel answers a
+    // non-blocking one `EALREADY` (and makes a blocking one wait with the first).
+    let agent = Agent::new("local-server-undone", POLICY);
+    let script = r#"
+import threading, time
+full = socket.socket(); full.bind(("127.0.0.1", 0)); full.listen(0)
+port = full.getsockname()[1]
+first = socket.create_connection(("127.0.0.1", port), timeout=5)
+ended = {}
+s = socket.socket()
+inode = os.fstat(s.fileno()).st_ino
+def waits():
+    try:
+        s.connect(("127.0.0.1", port))
+        ended["first"] = "ok, peer " + ("yes" if attempt(s.getpeername) == "ok" else "none")
+    except OSError as e:
+        ended["first"] = errno.errorcode[e.errno]
+waiting = threading.Thread(target=waits); waiting.start()
+time.sleep(0.5)
+again = socket.socket(fileno=os.dup(s.fileno())); again.setblocking(False)
+say("asked_again", attempt(lambda: again.connect(("127.0.0.1", port))))
+say("same_socket", os.fstat(s.fileno()).st_ino == inode)
+s.shutdown(socket.SHUT_RDWR)
+s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+waiting.join(10)
+say("first", ended.get("first", "still waiting"))
+other = socket.socket(); t = time.monotonic(); other.bind(("127.0.0.1", 0)); other.listen()
+say("other_calls_answered", "yes")
+"#;
+    for (mode, r) in agent.python_in_each_mode(script) {
+        let context = format!("{mode}: {}", r.raw);
+        assert_eq!(r.said("asked_again"), "EALREADY", "{context}");
+        assert_eq!(r.said("same_socket"), "True", "{context}");
+        let first = r.said("first");
+        assert!(
+            first == "ECONNABORTED" || first == "ECONNRESET" || first == "ok, peer yes",
+            "the waiting connect was told {first}: {context}"
+        );
+        assert_eq!(r.said("other_calls_answered"), "yes", "{context}");
+    }
+}

@@ -196,15 +196,31 @@ fn ended(copy: BorrowedFd<'_>, wait: &Wait) -> Option<Result<(), Errno>> {
             let zero = rustix::event::Timespec { tv_sec: 0, tv_nsec: 0 };
             match rustix::event::poll(&mut fds, Some(&zero)) {
                 Ok(0) | Err(Errno::INTR) => None,
-                Ok(_) => Some(rustix::net::sockopt::socket_error(copy).and_then(|e| e).map(|()| {
-                    // Once more, as a blocking connect ends: the socket is then connected for
-                    // the kernel's later answers too (`EISCONN`, not 0 once more). Never
-                    // blocks: the connection is made (writable, no error), so the kernel only
-                    // notes it.
-                    if let Some(target) = target {
-                        let _ = rustix::net::connect(copy, target);
+                Ok(_) => match (rustix::net::sockopt::socket_error(copy).and_then(|e| e), target) {
+                    (Err(e), _) => Some(Err(e)),
+                    (Ok(()), None) => Some(Ok(())),
+                    // Connected, if its peer says so: a connect the program undid meanwhile
+                    // (`shutdown`, its error read) is over, as the kernel then answers the
+                    // waiting one (found in review: it was taken for done, and the next step
+                    // started it anew).
+                    (Ok(()), Some(_)) if !matches!(rustix::net::getpeername(copy), Ok(Some(_))) => {
+                        Some(Err(Errno::CONNABORTED))
                     }
-                })),
+                    // Once more, as a blocking connect ends: the socket is then connected for
+                    // the kernel's later answers too (`EISCONN`, not 0 once more). Made as every
+                    // other (non-blocking, watched), and its answer is the connect's: undone
+                    // between the look and this, the socket would start anew (and a blocking
+                    // one wait on a full queue), which is taken as undone.
+                    (Ok(()), Some(target)) => {
+                        match without_blocking(copy, |c| rustix::net::connect(c, target)) {
+                            Ok((Ok(()) | Err(Errno::ISCONN), _)) => Some(Ok(())),
+                            Ok((Err(Errno::INPROGRESS | Errno::ALREADY | Errno::INTR), _)) => {
+                                Some(Err(Errno::CONNABORTED))
+                            }
+                            Ok((Err(e), _)) | Err(e) => Some(Err(e)),
+                        }
+                    }
+                },
                 Err(e) => Some(Err(e)),
             }
         }
@@ -248,9 +264,12 @@ pub fn start(
         });
     }
     // Waited for, as the kernel would. On loopback a connect under way is mostly done by now:
-    // looked at on the copy in hand, before one is kept.
-    if let Some(done) = ended(copy, &wait) {
-        return done.map(|()| Reply::Done);
+    // looked at on the copy in hand, before one is kept; but not after an interruption, which
+    // a Unix connect's look (a try again) could meet once more at once (found in review).
+    if !matches!(made, Err(Errno::INTR)) {
+        if let Some(done) = ended(copy, &wait) {
+            return done.map(|()| Reply::Done);
+        }
     }
     // Out of descriptors: as a connect past its timeout, as elsewhere.
     let kept = rustix::io::fcntl_dupfd_cloexec(copy, 0).map_err(|_| Errno::AGAIN)?;

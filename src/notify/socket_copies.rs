@@ -98,9 +98,26 @@ pub(super) fn perform(
                 Err(e) => return Some(Err(e)),
             };
             let bound = loopback.bound(inode).is_some();
-            // With a port the helper did not bind it to (connected, listening, bound by someone
-            // else): as before, which answers as the kernel does, and touches nothing of it.
             if !bound && has_port(copy) {
+                // One the helper connected, or started to: as the kernel answers, touching
+                // nothing (found in review: a second connect while the first waited went the
+                // old way, which put a socket of the helper's in its place).
+                if loopback.connected(inode) && loopback.server(inode).is_none() {
+                    if matches!(rustix::net::getpeername(copy), Ok(Some(_))) {
+                        return Some(Err(Errno::ISCONN));
+                    }
+                    // Under way: `EALREADY` for a non-blocking socket, a wait for the connect
+                    // under way for a blocking one; made on the socket as the first was.
+                    return Some(match loopback.target(asked, family) {
+                        Ok(target) => {
+                            let to = target.address;
+                            start(id, copy, Wait::Tcp { target: Some(to) }, |c| rustix::net::connect(c, &to))
+                        }
+                        Err(_) => Err(Errno::ALREADY),
+                    });
+                }
+                // Listening, connected by the kernel (accepted), bound by someone else: as
+                // before, which answers as the kernel does, and touches nothing of it.
                 return None;
             }
             // Refused before the socket is touched: it stays as it was.
@@ -120,6 +137,7 @@ pub(super) fn perform(
             let made = start(id, copy, Wait::Tcp { target: Some(to) }, |c| rustix::net::connect(c, &to));
             match made {
                 Ok(Reply::Later(mut waiting)) => {
+                    loopback.connecting(inode);
                     waiting.note_when_connected(Arc::clone(loopback), target, inode);
                     if bound {
                         loopback.unbind(inode);

@@ -151,6 +151,7 @@ impl Loopback {
     /// admission made before could stay unused for a stranger that takes the address and port
     /// (found in review).
     pub fn connected_to(&self, target: &Target, socket: BorrowedFd<'_>, inode: u64) {
+        self.connecting(inode);
         let peer = rustix::net::getpeername(socket).ok().flatten().and_then(|p| SocketAddr::try_from(p).ok());
         if peer.map(|p| SocketAddr::new(canonical(p.ip()), p.port()))
             != Some(SocketAddr::new(canonical(target.address.ip()), target.address.port()))
@@ -162,6 +163,11 @@ impl Loopback {
                 Admission::new(self, own).keep();
             }
         }
+    }
+
+    /// Remembers the program's socket `inode` as one the helper connected, or started to (see
+    /// [`Loopback::connected`]): its next connect is the kernel's `EALREADY` or `EISCONN`.
+    pub fn connecting(&self, inode: u64) {
         self.remember_inode(inode);
     }
 }
