@@ -268,17 +268,10 @@ a, _ = server.accept(); c.sendall(b"z"); say("talks", a.recv(1).decode())
     }
 }
 
-#[test]
-fn a_blocking_connect_to_a_full_server_waits_as_bare_and_holds_up_no_other_call() {
-    // A server whose queue is full (backlog 0, one connection not yet accepted) drops a new
-    // client's handshake, and the kernel keeps a blocking connect waiting until it is accepted
-    // (its next try, a second later). In the Landlock-only mode the helper makes that connect on
-    // the program's socket: it must wait the same, and hold up none of the program's other held
-    // calls meanwhile (the helper's one server thread must never wait for it). A non-blocking
-    // connect there is under way at once, as the kernel says. (Before, the helper's listener
-    // took a backlog of 4,096 whatever the program asked, and connected at once here.)
-    let agent = Agent::new("local-server-full", POLICY);
-    let script = r#"
+/// A server whose queue is full (backlog 0, one connection not yet accepted), and a thread
+/// whose blocking connect to it waits (`ended["second"]` says how it ended), for the scripts
+/// below.
+const FULL_SERVER: &str = r#"
 import threading, time
 full = socket.socket(); full.bind(("127.0.0.1", 0)); full.listen(0)
 port = full.getsockname()[1]
@@ -294,6 +287,21 @@ def waits():
         ended["second"] = errno.errorcode[e.errno]
 waiting = threading.Thread(target=waits); waiting.start()
 time.sleep(0.3)
+"#;
+
+#[test]
+fn a_blocking_connect_to_a_full_server_waits_as_bare_and_holds_up_no_other_call() {
+    // A server whose queue is full (backlog 0, one connection not yet accepted) drops a new
+    // client's handshake, and the kernel keeps a blocking connect waiting until it is accepted
+    // (its next try, a second later). In the Landlock-only mode the helper makes that connect on
+    // the program's socket: it must wait the same, and hold up none of the program's other held
+    // calls meanwhile (the helper's one server thread must never wait for it). A non-blocking
+    // connect there is under way at once, as the kernel says. (Before, the helper's listener
+    // took a backlog of 4,096 whatever the program asked, and connected at once here.)
+    let agent = Agent::new("local-server-full", POLICY);
+    let script = format!(
+        "{FULL_SERVER}{}",
+        r#"
 other = socket.socket(); other.bind(("127.0.0.1", 0)); other.listen()
 say("other_calls_answered_while_it_waits", "second" not in ended)
 quick = socket.socket(); quick.setblocking(False)
@@ -302,8 +310,9 @@ quick.close()
 full.accept()
 waiting.join(20)
 say("second", ended.get("second"))
-"#;
-    for (mode, r) in agent.python_in_each_mode(script) {
+"#
+    );
+    for (mode, r) in agent.python_in_each_mode(&script) {
         let context = format!("{mode}: {}", r.raw);
         assert_eq!(r.said("other_calls_answered_while_it_waits"), "True", "{context}");
         assert_eq!(r.said("nonblocking"), "EINPROGRESS", "{context}");
@@ -322,29 +331,17 @@ fn a_connect_the_program_made_blocking_behind_the_helpers_back_holds_up_other_ca
     // other connect here waits until the call's timeout (seen: the fault point with the watch
     // switched off).
     let agent = Agent::new("local-server-made-blocking", POLICY);
-    let script = r#"
-import threading, time
-full = socket.socket(); full.bind(("127.0.0.1", 0)); full.listen(0)
-port = full.getsockname()[1]
-first = socket.create_connection(("127.0.0.1", port), timeout=5)
+    let script = format!(
+        "{FULL_SERVER}{}",
+        r#"
 other = socket.socket(); other.bind(("127.0.0.1", 0)); other.listen()
-time.sleep(0.1)
-ended = {}
-def waits():
-    s = socket.socket()
-    try:
-        s.connect(("127.0.0.1", port))
-        ended["second"] = "connected"
-    except OSError as e:
-        ended["second"] = errno.errorcode[e.errno]
-waiting = threading.Thread(target=waits); waiting.start()
-time.sleep(0.3)
 c = socket.create_connection(("127.0.0.1", other.getsockname()[1]), timeout=25)
 say("other_call_answered_while_it_waits", "second" not in ended)
 full.accept()
 waiting.join(20)
 say("second", ended.get("second"))
-"#;
+"#
+    );
     let full = format!("{PY_PRELUDE}\n{script}");
     let fault = [("LNK_FAULT", "held-connect-made-blocking-again:fail")];
     for (mode, r) in agent.in_each_mode_at(&agent.home, &[], &fault, &["python3", "-c", &full]) {
