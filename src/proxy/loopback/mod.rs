@@ -68,7 +68,10 @@ use super::log::Log;
 pub use super::port_band::PortBand;
 pub use program_sockets::Target;
 
+mod admission;
 mod program_sockets;
+
+use admission::Admission;
 
 /// How long the helper waits for its own connect to a listener on loopback (a listener whose
 /// queue strangers filled would otherwise hold the program's call, and the helper, forever).
@@ -399,27 +402,6 @@ impl Loopback {
         Ok(socket)
     }
 
-    /// Whether the proxy may serve a connection from `peer` (one the helper made, admitted
-    /// less than [`ADMISSION`] ago), once; waits up to `wait` for its admission.
-    pub fn accepts(&self, peer: SocketAddr, wait: Duration) -> bool {
-        let peer = SocketAddr::new(canonical(peer.ip()), peer.port());
-        let until = Instant::now() + wait;
-        let mut admitted = lock(&self.admitted);
-        loop {
-            if let Some(at) = admitted.remove(&peer) {
-                return at.elapsed() < ADMISSION;
-            }
-            let now = Instant::now();
-            if now >= until {
-                return false;
-            }
-            admitted = match self.admission.wait_timeout(admitted, until - now) {
-                Ok((guard, _)) => guard,
-                Err(e) => e.into_inner().0,
-            };
-        }
-    }
-
     /// Binds `socket` to the call's address on a free port of the [`PortBand`], starting from a
     /// place of the call's own in it. `EADDRNOTAVAIL` where the host leaves no band, or no port
     /// of the first [`BAND_TRIES`] tried is free.
@@ -596,38 +578,6 @@ fn call_source() -> Ipv4Addr {
     let bits = std::collections::hash_map::RandomState::new().build_hasher().finish();
     let [a, b, c, ..] = bits.to_le_bytes();
     Ipv4Addr::new(127, 1 + a % 254, b, 1 + c % 254)
-}
-
-/// An admitted address, withdrawn again unless its connection was made (a stale admission
-/// would let whoever binds that port next use the proxy).
-struct Admission<'a> {
-    loopback: &'a Loopback,
-    address: SocketAddr,
-    kept: bool,
-}
-
-impl<'a> Admission<'a> {
-    fn new(loopback: &'a Loopback, address: SocketAddr) -> Admission<'a> {
-        let address = SocketAddr::new(canonical(address.ip()), address.port());
-        let mut admitted = lock(&loopback.admitted);
-        // Those never accepted in time go: they will not be served.
-        admitted.retain(|_, at| at.elapsed() < ADMISSION);
-        admitted.insert(address, Instant::now());
-        loopback.admission.notify_all();
-        Admission { loopback, address, kept: false }
-    }
-
-    fn keep(mut self) {
-        self.kept = true;
-    }
-}
-
-impl Drop for Admission<'_> {
-    fn drop(&mut self) {
-        if !self.kept {
-            lock(&self.loopback.admitted).remove(&self.address);
-        }
-    }
 }
 
 /// Waits, a bounded time, for a non-blocking connect to complete (at once when it has).
