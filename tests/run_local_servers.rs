@@ -417,6 +417,16 @@ waiting.join(10)
 say("first", ended.get("first", "still waiting"))
 other = socket.socket(); t = time.monotonic(); other.bind(("127.0.0.1", 0)); other.listen()
 say("other_calls_answered", "yes")
+# A non-blocking connect, then asked again (raw calls: Python takes EISCONN for success): the
+# kernel answers 0 the first time after the connection is made, then EISCONN.
+import struct
+sa = struct.pack("HH4s8s", socket.AF_INET, socket.htons(other.getsockname()[1]), socket.inet_aton("127.0.0.1"), b"\0" * 8)
+buf = ctypes.create_string_buffer(sa, len(sa))
+n = socket.socket(); n.setblocking(False)
+tries = [sc(42, n.fileno(), ctypes.addressof(buf), len(sa)) for _ in range(1)]
+time.sleep(0.2)
+tries += [sc(42, n.fileno(), ctypes.addressof(buf), len(sa)) for _ in range(2)]
+say("nonblocking_asked_again", ",".join(tries))
 "#;
     for (mode, r) in agent.python_in_each_mode(script) {
         let context = format!("{mode}: {}", r.raw);
@@ -428,5 +438,6 @@ say("other_calls_answered", "yes")
             "the waiting connect was told {first}: {context}"
         );
         assert_eq!(r.said("other_calls_answered"), "yes", "{context}");
+        assert_eq!(r.said("nonblocking_asked_again"), "EINPROGRESS,ok,EISCONN", "{context}");
     }
 }

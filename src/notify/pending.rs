@@ -181,8 +181,12 @@ impl Pending {
     /// The connect's end, once it is over: `None` while it is not.
     pub fn done(&self) -> Option<Result<(), Errno>> {
         let done = ended(self.copy.as_fd(), &self.wait);
-        if let (Some(Ok(())), Some((loopback, target, inode))) = (&done, &self.noted) {
-            loopback.connected_to(target, self.copy.as_fd(), *inode);
+        match (&done, &self.noted) {
+            (Some(Ok(())), Some((loopback, target, inode))) => {
+                loopback.connected_to(target, self.copy.as_fd(), *inode)
+            }
+            (Some(Err(_)), Some((loopback, _, inode))) => loopback.not_connected(*inode),
+            _ => {}
         }
         done
     }
@@ -208,9 +212,9 @@ fn ended(copy: BorrowedFd<'_>, wait: &Wait) -> Option<Result<(), Errno>> {
                     }
                     // Once more, as a blocking connect ends: the socket is then connected for
                     // the kernel's later answers too (`EISCONN`, not 0 once more). Made as every
-                    // other (non-blocking, watched), and its answer is the connect's: undone
-                    // between the look and this, the socket would start anew (and a blocking
-                    // one wait on a full queue), which is taken as undone.
+                    // other (non-blocking, watched), and its answer is the connect's (a reset
+                    // meanwhile is its error; one under way, which an established socket never
+                    // is again, would be taken as undone).
                     (Ok(()), Some(target)) => {
                         match without_blocking(copy, |c| rustix::net::connect(c, target)) {
                             Ok((Ok(()) | Err(Errno::ISCONN), _)) => Some(Ok(())),
@@ -274,11 +278,7 @@ pub fn start(
     // Out of descriptors: as a connect past its timeout, as elsewhere.
     let kept = rustix::io::fcntl_dupfd_cloexec(copy, 0).map_err(|_| Errno::AGAIN)?;
     let pending = Pending::new(id, ProgramCopy::new(kept), wait);
-    match pending.done() {
-        Some(Ok(())) => Ok(Reply::Done),
-        Some(Err(e)) => Err(e),
-        None => Ok(Reply::Later(Box::new(pending))),
-    }
+    Ok(Reply::Later(Box::new(pending)))
 }
 
 /// Runs `connect` on `copy` with its file non-blocking, then as it was: what it made, and

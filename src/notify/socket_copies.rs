@@ -51,8 +51,10 @@
 //! keeps `IP_BIND_ADDRESS_NO_PORT` (a connecting one) and `SO_REUSEADDR` (one bound for a
 //! server); its file's flags, for the moment of a connect, are non-blocking, and are then set
 //! back to what the helper read (a change another thread made in that moment is lost). A
-//! socket already connected, listening, or bound by anyone else is left to [`super::sockets`],
-//! untouched.
+//! connect asked again of a socket the helper connected, or began to, is made on that socket,
+//! whose kernel answers it as bare (0 once connected, then `EISCONN`; `EALREADY` while under
+//! way); a socket listening, connected by the kernel (an accepted one) or bound by anyone else
+//! is left to [`super::sockets`], untouched.
 //!
 //! Trusted with: where the program's TCP connections and listeners go in the Landlock-only
 //! mode, as [`super::sockets`] is. What it trusts: the kernel's copy of the program's
@@ -103,18 +105,7 @@ pub(super) fn perform(
                 // nothing (found in review: a second connect while the first waited went the
                 // old way, which put a socket of the helper's in its place).
                 if loopback.connected(inode) && loopback.server(inode).is_none() {
-                    if matches!(rustix::net::getpeername(copy), Ok(Some(_))) {
-                        return Some(Err(Errno::ISCONN));
-                    }
-                    // Under way: `EALREADY` for a non-blocking socket, a wait for the connect
-                    // under way for a blocking one; made on the socket as the first was.
-                    return Some(match loopback.target(asked, family) {
-                        Ok(target) => {
-                            let to = target.address;
-                            start(id, copy, Wait::Tcp { target: Some(to) }, |c| rustix::net::connect(c, &to))
-                        }
-                        Err(_) => Err(Errno::ALREADY),
-                    });
+                    return Some(again(id, loopback, copy, (asked, family), inode));
                 }
                 // Listening, connected by the kernel (accepted), bound by someone else: as
                 // before, which answers as the kernel does, and touches nothing of it.
@@ -198,6 +189,45 @@ pub(super) fn perform(
         }
         SocketCall::Name { .. } => return None,
     })
+}
+
+/// A connect asked again of a socket the helper connected, or began to (`inode`, its copy
+/// `copy`; `asked`, the address, in the socket's family): made on that socket, whose kernel
+/// answers it as bare (0 the first time after the connection is made, then `EISCONN`;
+/// `EALREADY` while under way, or for a blocking socket a wait with the first), to where it
+/// goes (its peer; while under way, where `asked` is routed: the kernel looks at no more than
+/// its family). Noted as the first was: admitted once a socket, once connected.
+fn again(
+    id: u64,
+    loopback: &Arc<Loopback>,
+    copy: BorrowedFd<'_>,
+    (asked, family): (std::net::SocketAddr, AddressFamily),
+    inode: u64,
+) -> Result<Reply, Errno> {
+    let peer =
+        rustix::net::getpeername(copy).ok().flatten().and_then(|p| std::net::SocketAddr::try_from(p).ok());
+    let target = match peer {
+        Some(peer) => loopback.target_at(peer),
+        None => loopback.target(asked, family).map_err(|_| Errno::ALREADY)?,
+    };
+    let to = target.address;
+    match start(id, copy, Wait::Tcp { target: Some(to) }, |c| rustix::net::connect(c, &to)) {
+        Ok(Reply::Later(mut waiting)) => {
+            waiting.note_when_connected(Arc::clone(loopback), target, inode);
+            Ok(Reply::Later(waiting))
+        }
+        Ok(reply) => {
+            loopback.connected_to(&target, copy, inode);
+            Ok(reply)
+        }
+        // Under way, or connected: still one the helper connected.
+        made @ Err(Errno::ALREADY | Errno::ISCONN | Errno::INPROGRESS) => made,
+        // Failed: no longer (the old way would take it for connected).
+        Err(e) => {
+            loopback.not_connected(inode);
+            Err(e)
+        }
+    }
 }
 
 /// Whether `copy` has a port: bound, listening or connected (a socket bound on the call's

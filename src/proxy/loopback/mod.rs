@@ -55,7 +55,7 @@
 //! the call's proxy serves only connections the helper made: a bug here could connect the program
 //! to a server of the host's, or let another local process use the call's proxy.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
 use std::sync::{Arc, Condvar, Mutex};
@@ -121,8 +121,10 @@ pub struct Loopback {
     bound: Mutex<(Vec<Server>, Vec<Server>)>,
     /// Every listener made for the program, the first [`MAX_SERVERS`], for the report.
     made: Mutex<Vec<Server>>,
-    /// The inodes of the sockets the helper connected for the program, oldest first.
-    connected: Mutex<(HashSet<u64>, std::collections::VecDeque<u64>)>,
+    /// The inodes of the sockets the helper connected for the program (or began to, on the
+    /// program's own socket), each with whether its connection was admitted for the proxy;
+    /// oldest first.
+    connected: Mutex<(HashMap<u64, bool>, std::collections::VecDeque<u64>)>,
     /// The helper's connecting sockets' own addresses, and when each was admitted, until their
     /// connection is accepted.
     admitted: Mutex<HashMap<SocketAddr, Instant>>,
@@ -230,9 +232,9 @@ impl Loopback {
         }
     }
 
-    /// Whether the helper connected the socket `inode` for the program.
+    /// Whether the helper connected the socket `inode` for the program, or began to.
     pub fn connected(&self, inode: u64) -> bool {
-        lock(&self.connected).0.contains(&inode)
+        lock(&self.connected).0.contains_key(&inode)
     }
 
     /// Whether the program has any listener (its accepted sockets are then connected ones the
@@ -451,11 +453,14 @@ impl Loopback {
         }
     }
 
-    /// Remembers the socket `inode` as one the helper connected (for `EISCONN`).
+    /// Remembers the socket `inode` as one the helper connected, or began to (for `EISCONN`, and
+    /// a connect asked again: see `crate::notify::socket_copies`), not yet admitted.
     fn remember_inode(&self, inode: u64) {
         let mut connected = lock(&self.connected);
         let (set, order) = &mut *connected;
-        if set.insert(inode) {
+        if let std::collections::hash_map::Entry::Vacant(new) = set.entry(inode) {
+            // Never admitted yet; one remembered keeps its admission.
+            new.insert(false);
             order.push_back(inode);
             if order.len() > MAX_REMEMBERED {
                 if let Some(old) = order.pop_front() {

@@ -117,6 +117,14 @@ impl Loopback {
         }
     }
 
+    /// The listener at `address` (a connection's peer) as a target: routed if it is the proxy's
+    /// or a forwarder's. Nothing is refused or named.
+    pub fn target_at(&self, address: SocketAddr) -> Target {
+        let at = SocketAddr::new(canonical(address.ip()), address.port());
+        let routed = self.routes.iter().any(|(_, l)| SocketAddr::new(canonical(l.ip()), l.port()) == at);
+        Target { address, routed }
+    }
+
     /// Readies the program's own `socket` (a copy, of `family`) to connect from the call's
     /// address, as the helper's connecting sockets do: bound there with no port
     /// (`IP_BIND_ADDRESS_NO_PORT`: `connect` chooses one, for that connection alone; the program
@@ -142,33 +150,50 @@ impl Loopback {
         }
     }
 
-    /// Notes the connection the program's `socket` (a copy; its inode `inode`) made from the
-    /// call's address (see [`Loopback::bind_source`]), once it is connected to `target` (its
-    /// peer, asked of the kernel; nothing is noted otherwise): admitted for the proxy to serve
-    /// once, where the target is the proxy's or a forwarder's listener (the program's own
-    /// servers take any connection, as a server does), and the socket remembered as connected.
-    /// A connect under way is noted when it is done (see `crate::notify::pending`): an
-    /// admission made before could stay unused for a stranger that takes the address and port
-    /// (found in review).
+    /// Notes the connection the program's `socket` (a copy; its inode `inode`) makes from the
+    /// call's address (see [`Loopback::bind_source`]) to `target`: remembered as one the helper
+    /// began ([`Loopback::connecting`]); and admitted for the proxy to serve once, where the
+    /// target is the proxy's or a forwarder's listener (the program's own servers take any
+    /// connection, as a server does), only once the kernel says the socket's peer is that
+    /// listener, and once a socket. A connect under way is noted again when it is done (see
+    /// `crate::notify::pending`): an admission made before the connection went there could stay
+    /// unused for a stranger that takes the address and port (found in review).
     pub fn connected_to(&self, target: &Target, socket: BorrowedFd<'_>, inode: u64) {
         self.connecting(inode);
         let peer = rustix::net::getpeername(socket).ok().flatten().and_then(|p| SocketAddr::try_from(p).ok());
-        if peer.map(|p| SocketAddr::new(canonical(p.ip()), p.port()))
-            != Some(SocketAddr::new(canonical(target.address.ip()), target.address.port()))
+        if !target.routed
+            || peer.map(|p| SocketAddr::new(canonical(p.ip()), p.port()))
+                != Some(SocketAddr::new(canonical(target.address.ip()), target.address.port()))
         {
             return;
         }
-        if target.routed {
-            if let Ok(own) = local_address(socket) {
+        let Ok(own) = local_address(socket) else { return };
+        let mut connected = lock(&self.connected);
+        match connected.0.get_mut(&inode) {
+            Some(admitted) if !*admitted => {
+                *admitted = true;
+                drop(connected);
                 Admission::new(self, own).keep();
             }
+            // Admitted once already (a connect asked again), or forgotten meanwhile.
+            _ => {}
         }
     }
 
-    /// Remembers the program's socket `inode` as one the helper connected, or started to (see
-    /// [`Loopback::connected`]): its next connect is the kernel's `EALREADY` or `EISCONN`.
+    /// Remembers the program's socket `inode` as one the helper began to connect (see
+    /// [`Loopback::connected`]): a connect it is asked again is made on that socket, whose
+    /// kernel then answers it.
     pub fn connecting(&self, inode: u64) {
         self.remember_inode(inode);
+    }
+
+    /// Forgets the program's socket `inode` as one the helper connected: its connect failed.
+    pub fn not_connected(&self, inode: u64) {
+        let mut connected = lock(&self.connected);
+        let (set, order) = &mut *connected;
+        if set.remove(&inode).is_some() {
+            order.retain(|i| *i != inode);
+        }
     }
 }
 
@@ -201,7 +226,11 @@ mod tests {
         let (_astray, astray) = connect_to(elsewhere.local_addr().unwrap());
         assert_eq!(canonical(astray.ip()), IpAddr::V4(lo.source()), "from the call's address");
         assert!(!lo.accepts(astray, Duration::ZERO), "admitted a connection that went elsewhere");
-        let (_made, made) = connect_to(proxy.local_addr().unwrap());
+        let (made_socket, made) = connect_to(proxy.local_addr().unwrap());
         assert!(lo.accepts(made, Duration::ZERO), "the proxy's own connection is admitted");
+        // Noted again (a connect asked again), it is not admitted again: the proxy served it.
+        let inode = rustix::fs::fstat(&made_socket).unwrap().st_ino;
+        lo.connected_to(&target, made_socket.as_fd(), inode);
+        assert!(!lo.accepts(made, Duration::ZERO), "admitted twice");
     }
 }
