@@ -252,6 +252,11 @@ say("client_same_socket", before == os.fstat(c.fileno()).st_ino)
 say("client_nodelay", c.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
 say("client_buffer_kept", c.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) == buffer)
 a, _ = server.accept(); c.sendall(b"z"); say("talks", a.recv(1).decode())
+# But SO_REUSEPORT: in the Landlock-only mode its listener is on the call's address, where the
+# option would share its port with another call's that drew the same address: cleared there.
+shared = socket.socket(); shared.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+shared.bind(("127.0.0.1", 0)); shared.listen()
+say("reuseport", shared.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT))
 "#;
     for (mode, r) in agent.python_in_each_mode(script) {
         let context = format!("{mode}: {}", r.raw);
@@ -265,6 +270,8 @@ a, _ = server.accept(); c.sendall(b"z"); say("talks", a.recv(1).decode())
         ] {
             assert_eq!(r.said(name), expected, "{name}: {context}");
         }
+        let reuseport = if mode == "landlock-only" { "0" } else { "1" };
+        assert_eq!(r.said("reuseport"), reuseport, "{context}");
     }
 }
 
