@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
-bin=$PWD/target/x86_64-unknown-linux-gnu/release
+bin=$PWD/target/x86_64-unknown-linux-musl/release
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/agent" "$work/files" "$work/many/agent" "$work/many/files"

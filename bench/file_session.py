@@ -6,7 +6,7 @@
 2. A small read and a small write in a running session: 5,000 round trips each, against a
    round trip through `cat` in the same driver (the driver's own cost), medians.
 
-    python3 bench/file_session.py target/x86_64-unknown-linux-gnu/release/lnk
+    python3 bench/file_session.py target/x86_64-unknown-linux-musl/release/lnk
 """
 import json, os, statistics, subprocess, sys, tempfile, time
 

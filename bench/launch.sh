@@ -29,9 +29,9 @@ shared=${LNK_SHARED:-../shared}
 out=bench/out
 mkdir -p "$out"
 cargo build --release --quiet
-lnk=$PWD/target/x86_64-unknown-linux-gnu/release/lnk
+lnk=$PWD/target/x86_64-unknown-linux-musl/release/lnk
 CARGO_TARGET_DIR=$PWD/target/bench-landlock-only cargo build --release --quiet --features fault-points
-lnk_ll=$PWD/target/bench-landlock-only/x86_64-unknown-linux-gnu/release/lnk
+lnk_ll=$PWD/target/bench-landlock-only/x86_64-unknown-linux-musl/release/lnk
 gcc -O2 -o "$out/lljail" "$shared/bench/lljail.c"
 gcc -O2 -o "$out/execwrap" "$shared/bench/execwrap.c"
 gcc -O2 -o "$out/keeperwrap" bench/keeperwrap.c

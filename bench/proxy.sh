@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 out=bench/out
 mkdir -p "$out/world/www"
 cargo build --release --quiet
-lnk=$PWD/target/x86_64-unknown-linux-gnu/release/lnk
+lnk=$PWD/target/x86_64-unknown-linux-musl/release/lnk
 connects=${CONNECTS:-300}
 bytes=${BYTES:-1073741824}
 

@@ -75,10 +75,10 @@ struct Shared {
     resolver: Resolver,
 }
 
-/// Names resolved outside the confined threads. glibc's resolver reads `/etc/hosts` and
-/// `/etc/resolv.conf` and asks DNS (`files dns` whatever `nsswitch.conf` says: lnk is linked
-/// statically and loads no NSS module, see `crate::sys::resolve_hosts_with_files_and_dns`):
-/// nothing a confined thread may do. One thread, started unconfined before any
+/// Names resolved outside the confined threads. The C library's resolver reads `/etc/hosts`
+/// and `/etc/resolv.conf` and asks DNS (musl's always; glibc's `files dns` whatever
+/// `nsswitch.conf` says, see `crate::sys::resolve_hosts_with_files_and_dns`; no NSS module is
+/// loaded): nothing a confined thread may do. One thread, started unconfined before any
 /// thread reads a byte of the program's, starts a short-lived thread per lookup (a slow name
 /// holds up no other) and hands the answer back.
 struct Resolver {

@@ -32,11 +32,11 @@ pub fn bring_loopback_up() -> Result<(), io::Error> {
     // SAFETY: SIOCGIFFLAGS and SIOCSIFFLAGS read and write the ifreq, a live local of the size
     // the kernel expects; `socket` is open for both calls. The flags are the union's short member.
     unsafe {
-        if libc::ioctl(socket.as_raw_fd(), libc::SIOCGIFFLAGS, &mut request) != 0 {
+        if libc::ioctl(socket.as_raw_fd(), libc::SIOCGIFFLAGS as _, &mut request) != 0 {
             return Err(io::Error::last_os_error());
         }
         request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-        if libc::ioctl(socket.as_raw_fd(), libc::SIOCSIFFLAGS, &request) != 0 {
+        if libc::ioctl(socket.as_raw_fd(), libc::SIOCSIFFLAGS as _, &request) != 0 {
             return Err(io::Error::last_os_error());
         }
     }
@@ -78,7 +78,7 @@ pub fn add_loopback_address_v6(address: std::net::Ipv6Addr) -> Result<(), io::Er
     let mut index_request = interface_request(b"lo\0");
     // SAFETY: SIOCGIFINDEX writes the union's index of a live local ifreq.
     let index = unsafe {
-        if libc::ioctl(socket.as_raw_fd(), libc::SIOCGIFINDEX, &mut index_request) != 0 {
+        if libc::ioctl(socket.as_raw_fd(), libc::SIOCGIFINDEX as _, &mut index_request) != 0 {
             return Err(io::Error::last_os_error());
         }
         index_request.ifr_ifru.ifru_ifindex
@@ -89,7 +89,7 @@ pub fn add_loopback_address_v6(address: std::net::Ipv6Addr) -> Result<(), io::Er
         ifr6_ifindex: index,
     };
     // SAFETY: SIOCSIFADDR on an AF_INET6 socket reads an in6_ifreq, a live local.
-    if unsafe { libc::ioctl(socket.as_raw_fd(), libc::SIOCSIFADDR, &request) } != 0 {
+    if unsafe { libc::ioctl(socket.as_raw_fd(), libc::SIOCSIFADDR as _, &request) } != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())
@@ -115,6 +115,13 @@ pub fn set_bind_address_no_port(socket: std::os::fd::BorrowedFd<'_>, on: bool) -
     if ret == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
+/// Under musl (lnk's build on x86_64, see `.cargo/config.toml`): nothing to do. musl's
+/// `getaddrinfo` reads `/etc/hosts` and asks DNS (`resolv.conf`), and has no NSS modules.
+#[cfg(target_env = "musl")]
+pub fn resolve_hosts_with_files_and_dns() -> io::Result<()> {
+    Ok(())
+}
+
 /// Makes glibc's `getaddrinfo` in this process read `/etc/hosts` and ask DNS (`files dns`),
 /// whatever `nsswitch.conf`'s `hosts` line names. Both are built into glibc; any other NSS
 /// module (`mdns4_minimal`, `resolve`, `myhostname`) is a shared library that a statically
@@ -122,6 +129,7 @@ pub fn set_bind_address_no_port(socket: std::os::fd::BorrowedFd<'_>, on: bool) -
 /// only while the system's glibc is the very version lnk was built with. The proxy reaches
 /// public names, which DNS answers (systemd-resolved's stub included); it refuses local
 /// addresses anyway. Call before any thread resolves a name: glibc does not lock this setting.
+#[cfg(not(target_env = "musl"))]
 pub fn resolve_hosts_with_files_and_dns() -> io::Result<()> {
     unsafe extern "C" {
         // glibc's <nss.h>: overrides the service line of one NSS database for this process.
