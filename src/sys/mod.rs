@@ -10,18 +10,21 @@
 //! | [`process`] | fork, exec, descriptors, signals |
 //! | [`world`] | the own world's namespaces and mounts |
 //! | [`net`] | the own world's loopback, a socket option, the proxy's NSS services |
+//! | [`arena`] | the binaries' memory allocator: a fixed arena in front of `malloc` |
 //!
 //! Trusted with: the soundness of every `unsafe` block, and that each wrapper makes exactly the
 //! call its name says (a wrong flag or layout would weaken whatever its caller builds on it). What
 //! it trusts: the kernel's interface (numbers and layouts, from `libc` or written here), and its
 //! callers for what to ask: it decides nothing.
 
+mod arena;
 mod net;
 mod probes;
 mod process;
 mod seccomp;
 mod world;
 
+pub use arena::{START_ARENA_BYTES, StartArena};
 pub use net::*;
 pub use probes::*;
 pub use process::*;
