@@ -141,32 +141,34 @@ impl WorldLimits {
 
     /// Writes them (see [`WorldLimits`]), in the call's pid and user namespaces.
     pub fn write(&self) -> Result<(), &'static str> {
-        // `/proc/sys` walked once; each file opened in it.
-        let sysctls = rustix::fs::open(
-            c"/proc/sys",
-            rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
-            rustix::fs::Mode::empty(),
-        );
-        let write = |name: &std::ffi::CStr, value: &std::ffi::CStr, why: &'static str| {
-            let sysctls = sysctls.as_ref().map_err(|_| why)?;
-            crate::sys::write_in(sysctls, name, value.to_bytes()).map_err(|_| why)
+        let write = |path: &std::ffi::CStr, value: &std::ffi::CStr, why: &'static str| {
+            let file = rustix::fs::open(
+                path,
+                rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            )
+            .map_err(|_| why)?;
+            match rustix::io::write(&file, value.to_bytes()) {
+                Ok(n) if n == value.to_bytes().len() => Ok(()),
+                _ => Err(why),
+            }
         };
         if let Some(pid_max) = &self.pid_max {
             let why = "cannot bound the call's processes (its pid namespace's pid_max)";
-            write(c"kernel/pid_max", pid_max, why)?;
+            write(c"/proc/sys/kernel/pid_max", pid_max, why)?;
             // The next pid is the first past the kept ones (see `PID_MAX_MARGIN`).
-            write(c"kernel/ns_last_pid", c"299", why)?;
+            write(c"/proc/sys/kernel/ns_last_pid", c"299", why)?;
         }
         if let Some((instances, watches)) = &self.inotify {
             let why = "cannot bound the call's inotify instances and watches (its user namespace's limits)";
-            write(c"user/max_inotify_instances", instances, why)?;
-            write(c"user/max_inotify_watches", watches, why)?;
+            write(c"/proc/sys/user/max_inotify_instances", instances, why)?;
+            write(c"/proc/sys/user/max_inotify_watches", watches, why)?;
         }
         if self.memfds == WorldMemfds::Written {
             // The filter lets plain memfds be made on the strength of this: fail, never run
             // without it.
             write(
-                c"vm/memfd_noexec",
+                c"/proc/sys/vm/memfd_noexec",
                 c"2",
                 "cannot make the call's memfds non-executable (vm.memfd_noexec)",
             )?;

@@ -17,24 +17,14 @@ pub fn unshare(flags: libc::c_int) -> Result<(), io::Error> {
 /// Denies `setgroups` and writes the `uid_map` and `gid_map` of the caller's new user namespace
 /// (each mapping the caller to itself), so it gains nothing over anything outside.
 pub fn map_ids_to_self(uid_map: &[u8], gid_map: &[u8]) -> Result<(), io::Error> {
-    use rustix::fs::{Mode, OFlags};
-    // `/proc/self` is walked once (its link names this process's folder, made for a new
-    // process on first use), and the three files are opened in it.
-    let own =
-        rustix::fs::open(c"/proc/self", OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
-    write_in(&own, c"setgroups", b"deny")?;
-    write_in(&own, c"uid_map", uid_map)?;
-    write_in(&own, c"gid_map", gid_map)
+    write_proc_self(c"/proc/self/setgroups", b"deny")?;
+    write_proc_self(c"/proc/self/uid_map", uid_map)?;
+    write_proc_self(c"/proc/self/gid_map", gid_map)
 }
 
-/// Writes `contents` to the file `name` of the folder `folder`, whole or not at all (`EIO`).
-pub fn write_in(
-    folder: &std::os::fd::OwnedFd,
-    name: &std::ffi::CStr,
-    contents: &[u8],
-) -> Result<(), io::Error> {
+fn write_proc_self(path: &std::ffi::CStr, contents: &[u8]) -> Result<(), io::Error> {
     use rustix::fs::{Mode, OFlags};
-    let fd = rustix::fs::openat(folder, name, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
+    let fd = rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
     let written = rustix::io::write(&fd, contents)?;
     if written == contents.len() { Ok(()) } else { Err(io::Error::from_raw_os_error(libc::EIO)) }
 }
