@@ -42,6 +42,34 @@ fn errno() -> i32 {
 mod tests {
     use super::*;
 
+    /// The mode's cache key reads the filters' count from `/proc/self/status` only when this
+    /// says there are filters (`sandbox::mode::cache_place`): it must agree with the kernel's
+    /// own line there, in a thread with filters too.
+    #[test]
+    fn the_seccomp_mode_agrees_with_proc_status() {
+        let from_status = || {
+            let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+            let line = status.lines().find_map(|l| l.strip_prefix("Seccomp:")).unwrap().trim().to_owned();
+            line.parse::<u32>().unwrap()
+        };
+        assert_eq!(seccomp_mode().unwrap(), from_status());
+        // A thread of its own takes a filter (one that allows everything), leaving the others'.
+        std::thread::spawn(move || {
+            let allow = [libc::sock_filter { code: 0x06, jt: 0, jf: 0, k: 0x7fff_0000 }];
+            let program = libc::sock_fprog { len: 1, filter: allow.as_ptr().cast_mut() };
+            // SAFETY: a one-instruction filter that allows every call, read by the kernel during
+            // the calls; `no_new_privs` first, as an unprivileged filter needs.
+            unsafe {
+                assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+                assert_eq!(libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &program), 0);
+            }
+            assert_eq!(seccomp_mode().unwrap(), 2);
+            assert_eq!(from_status(), 2);
+        })
+        .join()
+        .unwrap();
+    }
+
     #[test]
     fn fork_refuses_while_the_process_has_other_threads() {
         // The test harness runs this on a thread of its own, beside its main thread.

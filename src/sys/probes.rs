@@ -41,6 +41,15 @@ pub fn seccomp_action_available(action: u32) -> Result<(), io::Error> {
     if ret < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
 }
 
+/// This thread's seccomp mode (`PR_GET_SECCOMP`): 0 without a filter, 2 under one or more; an
+/// error where a filter refuses the question.
+pub fn seccomp_mode() -> Result<u32, io::Error> {
+    // SAFETY: PR_GET_SECCOMP takes no pointer and changes nothing; it returns the mode. (A thread
+    // in strict mode would be killed by it, but such a thread could not have run lnk this far.)
+    let ret = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
+    if ret < 0 { Err(io::Error::last_os_error()) } else { Ok(ret as u32) }
+}
+
 /// Whether this process may create a user namespace, found by trying in a short-lived child so
 /// the caller's own namespaces never change.
 pub fn can_create_user_namespace() -> Result<(), io::Error> {
