@@ -132,6 +132,8 @@ pub fn run(req: &RunRequest) -> Report {
     // Threads start only now, after the last fork: the proxy serves the sockets the program's
     // child made in its namespace. If they never come, the child failed before it could run
     // the program, and the wait below reports why; the program never runs without its door.
+    // Every thread started from here has the held connects' interrupt blocked but the server.
+    crate::notify::block_interrupt_here();
     let proxy_log = door.map(|door| proxy::serve_door(door, req.flags.internet.as_ref(), &req.resolve));
 
     let limit = req.flags.output_chars as usize;

@@ -275,6 +275,8 @@ fn run_command(
     let (start, tmp_dir) = (sandbox.enforcement.start.path.clone(), sandbox.enforcement.tmp_dir.clone());
     let own_world = sandbox.enforcement.mode.is_own_world();
     drop(sandbox);
+    // Every thread started from here has the held connects' interrupt blocked but the server.
+    crate::notify::block_interrupt_here();
     let proxy = door.map(|door| crate::proxy::serve_door(door, flags.internet.as_ref(), &[]));
     fault("supervise-running");
     say("ok");

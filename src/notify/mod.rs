@@ -81,6 +81,7 @@ use rustix::net::{
 };
 
 pub use metadata::Grants;
+pub use pending::block_interrupt_here;
 
 /// The socket pair the listener crosses, made in the helper before the fork.
 pub struct Channel {

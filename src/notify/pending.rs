@@ -58,6 +58,14 @@ pub(super) const LOOK_EVERY: Duration = Duration::from_secs(1);
 /// helper handles it, or from elsewhere, does nothing.
 pub(super) const INTERRUPT: i32 = libc::SIGURG;
 
+/// Blocks [`INTERRUPT`] in the calling thread, and so in every thread it starts from then on.
+/// The helper calls it before it starts its first thread (the proxy's, which come before the
+/// held calls' own), so that the held calls' server, which unblocks it, is the only thread the
+/// signal can interrupt (found unblocked in the proxy's threads in issue 32's fourth round).
+pub fn block_interrupt_here() {
+    crate::sys::block_signal_here(INTERRUPT);
+}
+
 /// What the server's connect is at: one server thread per helper process.
 static WATCH: Mutex<Watched> = Mutex::new(Watched::Idle);
 
