@@ -2,14 +2,16 @@
 //!
 //! A dynamically linked Rust program loads `libgcc_s.so.1` for the unwinder the standard library
 //! names, and that library's constructor probes the CPU with CPUID instructions, each a trap to
-//! the hypervisor on a virtual machine (5 µs apiece on the development VM): with the loading, about
+//! the hypervisor on a virtual machine (5–8 µs apiece on the development VMs): with the loading, about
 //! a tenth of a millisecond of every `lnk` and `lnk-link-run` start. The release profile aborts
 //! on panic and links with fat LTO, so its binaries never unwind and hold all their code in one
 //! object: there, libgcc's static unwinder (`libgcc_eh.a`, what static and musl builds use)
 //! takes every reference, and the binary no longer needs `libgcc_s` at all.
 //!
-//! A static build (`crt-static`, as `.cargo/config.toml` makes lnk on x86_64) links
-//! `libgcc_eh.a` itself, and no `libgcc_s` is ever loaded: nothing is done there.
+//! A static build (lnk's default on x86_64: musl, see `.cargo/config.toml`; or glibc with
+//! `crt-static`, as a `--target x86_64-unknown-linux-gnu` build is there) links `libgcc_eh.a` or
+//! musl's unwinder itself, and no `libgcc_s` is ever loaded: nothing is done there. So this
+//! matters only for a dynamic glibc build (another architecture).
 //!
 //! Only the release profile (whose `panic = "abort"` and `lto = true` are in Cargo.toml; a
 //! `cargo test --release` binary is one LTO object too, and unwinds through the static

@@ -30,7 +30,7 @@ user_home=$(getent passwd "$user" | cut -d: -f6)
 src=$PWD
 if ! runuser -u "$user" -- test -r "$src/Cargo.toml"; then
   copy=$(mktemp -d /tmp/lnk-unprivileged.XXXXXX)
-  tar --exclude=./target --exclude=./fuzz/target -cf - . | tar -C "$copy" -xf -
+  tar --exclude=./target --exclude=./fuzz/target --exclude=./miri/target -cf - . | tar -C "$copy" -xf -
   chmod -R a+rX "$copy"
   chmod a+rx "$copy"
   src=$copy

@@ -12,7 +12,8 @@
 //!   and port;
 //! - an IP literal is refused unless that address is listed; a host is a literal if it is a
 //!   bracketed IPv6 address or anything glibc's `inet_aton` reads as IPv4 (`2130706433`,
-//!   `0x7f.1`, `127.1`), since the system resolver would read it so too;
+//!   `0x7f.1`, `127.1`), since the program's tools (glibc) would read it so too, and lnk's own
+//!   resolver (musl's, whose grammar is within glibc's: the unit test checks) too;
 //! - a name that resolves to an internal address (loopback, private, link-local, unique-local,
 //!   shared, unspecified, multicast, the metadata address, or an IPv4-mapped form of these) is
 //!   refused unless that address is listed itself: no DNS-rebinding path to the harness;
@@ -546,8 +547,25 @@ mod tests {
             ]
             .map(String::from),
         );
+        // The C library lnk is linked with (musl's; glibc's in a glibc build) reads the names
+        // the proxy resolves: whatever it takes for an address, the grammar above must take for
+        // the same one, or a "name" could resolve to an address no rule looked at.
+        unsafe extern "C" {
+            fn inet_aton(cp: *const libc::c_char, inp: *mut libc::in_addr) -> libc::c_int;
+        }
+        let linked = |text: &str| {
+            let c = std::ffi::CString::new(text).ok()?;
+            let mut out = libc::in_addr { s_addr: 0 };
+            // SAFETY: `c` is a NUL-terminated string and `out` a valid in_addr, both alive for
+            // the call; inet_aton only reads the one and writes the other.
+            let ok = unsafe { inet_aton(c.as_ptr(), &mut out) };
+            (ok != 0).then(|| Ipv4Addr::from(u32::from_be(out.s_addr)))
+        };
         for (text, glibc) in inputs.iter().zip(glibc(&inputs)) {
             assert_eq!(parse_inet_aton(text), glibc, "{text:?}");
+            if let Some(address) = linked(text) {
+                assert_eq!(parse_inet_aton(text), Some(address), "{text:?}, as lnk's C library reads it");
+            }
         }
     }
 }

@@ -46,6 +46,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::process::abort_now;
+
 /// An arena of `BYTES` bytes in front of the C library's allocator; see the module's
 /// documentation. The binaries use `StartArena<{ START_ARENA_BYTES }>`.
 pub struct StartArena<const BYTES: usize> {
@@ -109,10 +111,12 @@ impl<const BYTES: usize> StartArena<BYTES> {
     }
 
     /// Aborts the process for a block of the arena's freed or resized that reaches above the
-    /// cursor: no block held does, so it was freed already (or is not a block at all).
+    /// cursor: no block held does, so it was freed already (or is not a block at all). An empty
+    /// block (out of `GlobalAlloc`'s contract, never asked by `std`) is not checked: one may lie
+    /// at the cursor and be left above it by a block below given back.
     fn check_held(&self, offset: usize, size: usize) {
-        if offset + size > self.cursor.load(Ordering::Acquire) {
-            std::process::abort();
+        if size != 0 && offset + size > self.cursor.load(Ordering::Acquire) {
+            abort_now();
         }
     }
 }
@@ -334,6 +338,10 @@ mod tests {
     #[test]
     #[ignore = "run by a_block_freed_twice_aborts, in a process of its own"]
     fn free_a_block_twice() {
+        // Only in that process: `--include-ignored` must not abort the whole run.
+        if std::env::var_os("LNK_ARENA_TEST_CHILD").is_none() {
+            return;
+        }
         let arena = Box::new(StartArena::<4096>::new());
         // SAFETY: the second free is the misuse under test; the process aborts there.
         unsafe {
@@ -355,6 +363,7 @@ mod tests {
                 "--ignored",
                 "--test-threads=1",
             ])
+            .env("LNK_ARENA_TEST_CHILD", "1")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .status()

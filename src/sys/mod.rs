@@ -9,7 +9,7 @@
 //! | [`probes`] | what this kernel gives, asked in throwaway children |
 //! | [`process`] | fork, exec, descriptors, signals |
 //! | [`world`] | the own world's namespaces and mounts |
-//! | [`net`] | the own world's loopback, a socket option, the proxy's NSS services |
+//! | [`net`] | the own world's loopback, a socket option, the proxy's NSS services (glibc builds) |
 //! | [`arena`] | the binaries' memory allocator: a fixed arena in front of `malloc` |
 //!
 //! Trusted with: the soundness of every `unsafe` block, and that each wrapper makes exactly the

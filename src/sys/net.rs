@@ -1,10 +1,11 @@
 //! The own world's loopback (the interface up, an address of the call's own), a socket option of
-//! the held connects, and the NSS services the proxy's name lookups use.
+//! the held connects, and, in a glibc build only, the NSS services the proxy's name lookups use
+//! (lnk links musl on x86_64, whose lookups have none: see `.cargo/config.toml`).
 //!
-//! Trusted with: making exactly these interface, socket and glibc calls, soundly: the own world's
-//! loopback (where the proxy's door listens), the held connects' socket option, and `files dns`
-//! for names. What it trusts: the kernel's `ioctl` and socket-option layouts as `libc` gives
-//! them, glibc's `__nss_configure_lookup`, and its callers for the addresses.
+//! Trusted with: making exactly these interface, socket and (glibc builds) NSS calls, soundly:
+//! the own world's loopback (where the proxy's door listens), the held connects' socket option,
+//! and `files dns` for names. What it trusts: the kernel's `ioctl` and socket-option layouts as
+//! `libc` gives them, glibc's `__nss_configure_lookup`, and its callers for the addresses.
 
 use std::io;
 

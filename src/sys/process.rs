@@ -72,7 +72,7 @@ pub fn spawn_sharing_memory(child: &mut dyn FnMut()) -> Result<rustix::process::
         // parent resumes, which is after this child has executed a program or ended.
         let child = unsafe { &mut *arg.cast::<&mut dyn FnMut()>() };
         child();
-        // A child that returns breaks the contract: it ends here, never in glibc's `exit`,
+        // A child that returns breaks the contract: it ends here, never in the C library's `exit`,
         // whose `atexit` handlers would run on this process's memory.
         exit_now(125)
     }
@@ -129,6 +129,33 @@ pub fn spawn_sharing_memory(child: &mut dyn FnMut()) -> Result<rustix::process::
 pub fn exit_now(code: i32) -> ! {
     // SAFETY: _exit takes an int and does not return.
     unsafe { libc::_exit(code) }
+}
+
+/// Ends the calling process at once with `SIGABRT` (a crash, as `abort` ends one), sent to the
+/// calling thread by the ids the kernel gives now. musl's `abort` signals the thread id it
+/// cached, which in a child sharing its parent's memory (see [`spawn_sharing_memory`]) is the
+/// parent's (found in review). Ends by `exit_group(134)` if the signal did not.
+pub fn abort_now() -> ! {
+    // SAFETY: `signal` with SIG_DFL installs no handler (this process's own table: a child
+    // sharing memory has its own); the mask is this thread's; `getpid`, `gettid` and `tgkill`
+    // are system calls on this thread's own ids; `exit_group` does not return.
+    unsafe {
+        libc::signal(libc::SIGABRT, libc::SIG_DFL);
+        let mut abort: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut abort);
+        libc::sigaddset(&mut abort, libc::SIGABRT);
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_UNBLOCK,
+            &abort,
+            std::ptr::null_mut::<libc::sigset_t>(),
+            8usize,
+        );
+        let (pid, tid) = (libc::syscall(libc::SYS_getpid), libc::syscall(libc::SYS_gettid));
+        libc::syscall(libc::SYS_tgkill, pid, tid, libc::SIGABRT);
+        libc::syscall(libc::SYS_exit_group, 134);
+    }
+    unreachable!("exit_group returned")
 }
 
 /// Makes `fd` the descriptor number `target` (0, 1 or 2), without close-on-exec.
