@@ -191,7 +191,7 @@ fn cache_place() -> Option<(OwnedFd, String)> {
     let userns = std::fs::read_link("/proc/self/ns/user").ok()?;
     let mountns = std::fs::read_link("/proc/self/ns/mnt").ok()?;
     // The number of filters, from `/proc/self/status` (which the kernel writes whole for one
-    // line: about 1 % of an own-world launch) only where there are any.
+    // line: measured 0.986 and 0.999 of an own-world launch without it) only where there are any.
     let filters = match crate::sys::seccomp_mode() {
         Ok(0) => "0".to_owned(),
         _ => {

@@ -95,8 +95,8 @@ impl<const BYTES: usize> StartArena<BYTES> {
             // empty, so that it is told apart from `System`'s when freed.
             let end = start.checked_add(layout.size()).filter(|end| *end <= BYTES && start < BYTES)?;
             match self.cursor.compare_exchange_weak(cursor, end, Ordering::AcqRel, Ordering::Relaxed) {
-                // SAFETY: `start + size <= BYTES`: the pointer is inside the region (or one past
-                // its end for an empty block), derived from the region's own pointer.
+                // SAFETY: `start < BYTES` and `start + size <= BYTES`: the pointer and the block
+                // are inside the region, derived from the region's own pointer.
                 Ok(_) => return Some(unsafe { self.base().add(start) }),
                 Err(now) => cursor = now,
             }
