@@ -452,42 +452,46 @@ say("nonblocking_asked_again", ",".join(tries))
 /// The held connects' interrupt (`SIGURG`, see `notify::pending`) can reach the held calls'
 /// server alone: every other thread of the helper has it blocked, the proxy's among them
 /// (started before the held calls' own threads: found unblocked there), and the server has it
-/// unblocked. Landlock-only, with `[internet]`, while a held call of the program's was served.
+/// unblocked. In each mode, with `[internet]`, once a held call of the program's was served.
 #[test]
 fn the_held_connects_interrupt_is_blocked_in_every_thread_of_the_helpers_but_the_server() {
-    let policy = format!("{POLICY}[internet]\nhosts = [\"example.test\"]\n");
-    let agent = Agent::new("interrupt-mask", &policy);
-    let script = "import socket, time, os\n\
+    for mode in modes() {
+        let policy = format!("{POLICY}[internet]\nhosts = [\"example.test\"]\n");
+        let agent = Agent::new("interrupt-mask", &policy);
+        // A server and a connect to it: held in both modes (the own world holds every connect).
+        let script = "import socket, time, os\n\
         s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n\
+        c = socket.create_connection(s.getsockname())\n\
         open(os.path.expanduser('~/Link/Files/ready'), 'w').write('ready')\n\
         time.sleep(4)\n";
-    let mut child = in_mode(&mut agent.command(&[], &["python3", "-c", script]), Mode::LandlockOnly)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let ready = agent.home.join("Link/Files/ready");
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !ready.exists() {
-        assert!(std::time::Instant::now() < until, "the program never got ready");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let mut threads = Vec::new();
-    for task in std::fs::read_dir(format!("/proc/{}/task", child.id())).unwrap() {
-        let task = task.unwrap().path();
-        let name = std::fs::read_to_string(task.join("comm")).unwrap().trim().to_owned();
-        let status = std::fs::read_to_string(task.join("status")).unwrap();
-        let mask = status.lines().find_map(|l| l.strip_prefix("SigBlk:")).unwrap().trim().to_owned();
-        let blocked = u64::from_str_radix(&mask, 16).unwrap() & (1 << (libc::SIGURG - 1)) != 0;
-        threads.push((name, blocked));
-    }
-    let r = Report::from(ends_within(&mut child, std::time::Duration::from_secs(30), "the program"));
-    assert_eq!(r.outcome(), "exited", "{}", r.raw);
-    // The helper's main thread, the proxy's (its acceptor and resolver), and the held calls'
-    // receiver, server and closer.
-    assert!(threads.len() >= 5, "{threads:?}");
-    assert!(threads.iter().any(|(name, _)| name == "lnk-held-calls"), "{threads:?}");
-    for (name, blocked) in &threads {
-        assert_eq!(*blocked, name != "lnk-held-calls", "{name}: {threads:?}");
+        let mut child = in_mode(&mut agent.command(&[], &["python3", "-c", script]), mode)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let ready = agent.home.join("Link/Files/ready");
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !ready.exists() {
+            assert!(std::time::Instant::now() < until, "the program never got ready");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let mut threads = Vec::new();
+        for task in std::fs::read_dir(format!("/proc/{}/task", child.id())).unwrap() {
+            let task = task.unwrap().path();
+            let name = std::fs::read_to_string(task.join("comm")).unwrap().trim().to_owned();
+            let status = std::fs::read_to_string(task.join("status")).unwrap();
+            let mask = status.lines().find_map(|l| l.strip_prefix("SigBlk:")).unwrap().trim().to_owned();
+            let blocked = u64::from_str_radix(&mask, 16).unwrap() & (1 << (libc::SIGURG - 1)) != 0;
+            threads.push((name, blocked));
+        }
+        let r = Report::from(ends_within(&mut child, std::time::Duration::from_secs(30), "the program"));
+        assert_eq!(r.outcome(), "exited", "{}", r.raw);
+        // The helper's main thread, the proxy's (its acceptor and resolver), and the held calls'
+        // receiver, server and closer.
+        assert!(threads.len() >= 5, "{mode:?}: {threads:?}");
+        assert!(threads.iter().any(|(name, _)| name == "lnk-held-calls"), "{mode:?}: {threads:?}");
+        for (name, blocked) in &threads {
+            assert_eq!(*blocked, name != "lnk-held-calls", "{mode:?}: {name}: {threads:?}");
+        }
     }
 }

@@ -213,7 +213,7 @@ mod tests {
     #[test]
     fn blocks_are_aligned_disjoint_and_the_last_one_gives_its_room_back() {
         let arena = Box::new(StartArena::<4096>::new());
-        // SAFETY (the test's calls): layouts are non-zero, blocks freed once with their layout.
+        // SAFETY: (the test's calls) layouts are non-zero, blocks freed once with their layout.
         unsafe {
             let a = arena.alloc(layout(10, 1));
             let b = arena.alloc(layout(24, 64));

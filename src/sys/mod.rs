@@ -70,6 +70,36 @@ mod tests {
         .unwrap();
     }
 
+    /// `abort_now` in a child that shares its parent's memory ends the child, by `SIGABRT`, and
+    /// not the parent (musl's `abort` signals the thread id it cached: the parent's, found in
+    /// review). Run in a forked child of the test (one thread there), which reports by its exit.
+    #[test]
+    fn abort_now_in_a_child_sharing_memory_ends_that_child_alone() {
+        // SAFETY: the forked child makes system calls and musl calls that take no lock another
+        // thread of the test could hold (musl's `fork` resets its allocator's), then `_exit`s.
+        let forked = unsafe { libc::fork() };
+        assert!(forked >= 0);
+        if forked == 0 {
+            let code = match spawn_sharing_memory(&mut || abort_now()) {
+                Ok(pid) => {
+                    let mut status = 0;
+                    // SAFETY: waits for the child just started, into a live local.
+                    let waited =
+                        unsafe { libc::waitpid(pid.as_raw_nonzero().get(), &mut status, libc::__WALL) };
+                    let aborted = libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGABRT;
+                    if waited > 0 && aborted { 0 } else { 1 }
+                }
+                Err(_) => 2,
+            };
+            exit_now(code);
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child forked above, into a live local.
+        assert_eq!(unsafe { libc::waitpid(forked, &mut status, 0) }, forked);
+        assert!(libc::WIFEXITED(status), "the parent of the aborting child was ended: status {status:#x}");
+        assert_eq!(libc::WEXITSTATUS(status), 0, "the child did not end by SIGABRT");
+    }
+
     #[test]
     fn fork_refuses_while_the_process_has_other_threads() {
         // The test harness runs this on a thread of its own, beside its main thread.
