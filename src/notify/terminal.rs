@@ -127,6 +127,9 @@ impl Pairs {
     }
 }
 
+/// How long a pair past the bound waits for the closer before it is refused.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Whether an open of `path` (relative to `dirfd`) is of `/dev/ptmx`, as `posix_openpt` spells it.
 pub fn names_ptmx(dirfd: i32, path: &[u8]) -> bool {
     dirfd == super::request::AT_FDCWD && path == b"/dev/ptmx"
@@ -149,6 +152,14 @@ pub fn open_master(
     if let Err(e) = counted {
         *bounded = true;
         return Err(e);
+    }
+    if made.len() >= MAX_PAIRS {
+        // A pair the program closed may live on only in a copy of its master the closer has
+        // yet to close (see `super::closer::settle`): given a moment, then counted again.
+        super::closer::settle(SETTLE);
+        if let Some(fdinfo) = fdinfo {
+            pairs.forget_ended(&mut made, fdinfo)?;
+        }
     }
     if made.len() >= MAX_PAIRS {
         *bounded = true;
