@@ -155,8 +155,11 @@ pub fn open_master(
     }
     if made.len() >= MAX_PAIRS {
         // A pair the program closed may live on only in a copy of its master the closer has
-        // yet to close (see `super::closer::settle`): given a moment, then counted again.
+        // yet to close (see `super::closer::settle`): given a moment, then counted again. The
+        // pairs are let go meanwhile: the receiver looks at them for a peer.
+        drop(made);
         super::closer::settle(SETTLE);
+        made = pairs.made();
         if let Some(fdinfo) = fdinfo {
             pairs.forget_ended(&mut made, fdinfo)?;
         }
